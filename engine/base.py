@@ -1,0 +1,153 @@
+"""The game contract every engine implements (see ``shared/design.md``, "Engine contract").
+
+An engine is a module-level object satisfying :class:`Game`.  It is pure: no I/O, no clock, no
+logging, no module-level randomness.  States are plain objects that serialise losslessly with
+``to_dict`` / ``Game.state_from_dict``; all randomness comes from the seeded :class:`engine.rng.Rng`
+held in the state, so replaying a journal of orders from the seed gives the same state byte for
+byte.
+
+Players are seat numbers ``0 .. players-1``.  Orders, views and events are JSON-serialisable dicts
+whose keys match the field names of the game's protobuf messages, so the gateway converts them with
+protobuf's dict mapping and nothing else.
+
+Flow of one round, as a game actor drives it::
+
+    state = game.new_game(config, seed)
+    while game.outcome(state) is None:
+        for p in game.expected_players(state):      # who acts this round
+            orders[p] = ... game.validate(state, p, orders[p]) ...
+        # absent players: game.autopilot(game.view(state, p), standing_orders)
+        state, events = game.resolve(state, orders)  # events carry their audience
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+JSON = Any
+Orders = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened while resolving a round.
+
+    ``audience`` is the set of seats that may learn of it; ``None`` means every player.  The engine
+    cuts events to their audience when it creates them (one event per distinct audience), so a
+    gateway never filters: it sends a player exactly the events whose audience includes it.
+    """
+
+    kind: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    audience: frozenset[int] | None = None
+
+    def visible_to(self, player: int) -> bool:
+        return self.audience is None or player in self.audience
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "data": dict(self.data),
+            "audience": None if self.audience is None else sorted(self.audience),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Event:
+        aud = d.get("audience")
+        return cls(kind=d["kind"], data=dict(d.get("data") or {}),
+                   audience=None if aud is None else frozenset(int(p) for p in aud))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: the winning seats (several for a shared win), ``draw`` when nobody won."""
+
+    winners: tuple[int, ...]
+    draw: bool
+    reason: str
+    scores: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winners": list(self.winners), "draw": self.draw, "reason": self.reason,
+                "scores": list(self.scores)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Outcome:
+        return cls(winners=tuple(d["winners"]), draw=bool(d["draw"]), reason=str(d["reason"]),
+                   scores=tuple(d.get("scores") or ()))
+
+
+@runtime_checkable
+class GameState(Protocol):
+    """What every game's state offers to the services."""
+
+    version: int  # bumps every time the state changes (each resolved round)
+    round: int  # 0 = setup/deployment round, then 1, 2, ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Game(Protocol):
+    """The engine contract.  Implementations are stateless module-level objects."""
+
+    name: str
+    min_players: int
+    max_players: int
+
+    def normalize_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate a creation config (``players`` plus game options), fill defaults.
+
+        Raises :class:`engine.errors.InvalidOrder` naming the bad field."""
+        ...
+
+    def new_game(self, config: Mapping[str, Any], seed: int) -> Any: ...
+
+    def state_from_dict(self, d: Mapping[str, Any]) -> Any: ...
+
+    def view(self, state: Any, player: int) -> dict[str, Any]:
+        """Everything ``player`` may know, nothing else."""
+        ...
+
+    def expected_players(self, state: Any) -> list[int]:
+        """Seats expected to submit orders in the current round (empty once the game is over)."""
+        ...
+
+    def validate(self, state: Any, player: int, orders: Mapping[str, Any]) -> None:
+        """Raise an :class:`engine.errors.GameError` if ``orders`` may not be submitted now."""
+        ...
+
+    def resolve(self, state: Any, orders_by_player: Mapping[int, Mapping[str, Any]]
+                ) -> tuple[Any, list[Event]]:
+        """Close the round.  Does not mutate ``state``; returns the next state and the events."""
+        ...
+
+    def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None
+                  ) -> Orders:
+        """Orders for a player who did not submit, computed from that player's view only."""
+        ...
+
+    def outcome(self, state: Any) -> Outcome | None: ...
+
+
+def canonical_json(obj: Any) -> bytes:
+    """The one byte encoding of plain data used for hashing and journaling."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def state_hash(state: GameState) -> str:
+    """SHA-256 of the canonical encoding of a state: equal hashes, equal games."""
+    return hashlib.sha256(canonical_json(state.to_dict())).hexdigest()
+
+
+def player_seat(value: Any, players: int, field_name: str = "player") -> int:
+    """Parse a seat number, raising InvalidOrder naming ``field_name``."""
+    from engine.errors import InvalidOrder
+
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < players:
+        raise InvalidOrder(f"must be a seat number 0..{players - 1}", field=field_name)
+    return value
+

@@ -1,0 +1,149 @@
+"""The `archipelago` command: serve, create, bot, play."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gateway.client import Client
+
+DEFAULT_SERVER = "127.0.0.1:50051"
+
+
+def _server(args: argparse.Namespace) -> str:
+    return str(args.server or os.environ.get("ARCHIPELAGO_SERVER") or DEFAULT_SERVER)
+
+
+def _speed(value: str) -> dict[str, object]:
+    from archipelago.v1 import lobby_pb2
+
+    if value == "fast":
+        return {"speed": lobby_pb2.SPEED_FAST}
+    if value == "slow":
+        return {"speed": lobby_pb2.SPEED_SLOW}
+    try:
+        return {"deadline_seconds": float(value)}
+    except ValueError:
+        raise SystemExit(f"--speed: expected fast, slow or a number of seconds, got {value!r}") from None
+
+
+async def _create(args: argparse.Namespace) -> int:
+    from gateway.client import Client
+
+    async with Client(_server(args)) as c:
+        resp = await c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
+                              **_speed(args.speed))
+    print(f"game: {resp.game_id}")
+    print(f"code: {resp.code}")
+    print(f"invite: {resp.invite_link}")
+    print(f"secret: {resp.secret}")
+    return 0
+
+
+async def _seat(c: Client, code: str, secret: str | None, nickname: str | None) -> str:
+    """Become a player of the game with this code; returns the game id."""
+    if secret:
+        who = await c.rejoin()
+        if who.code != code.upper():
+            raise SystemExit(f"this secret belongs to game {who.code}, not {code}")
+        print(f"playing seat {who.seat} ({who.nickname}) of game {who.code}", flush=True)
+        return who.game_id
+    joined = await c.join(code, nickname or f"bot-{secrets.token_hex(2)}")
+    print(f"joined seat {joined.seat} of game {code}", flush=True)
+    print(f"secret: {joined.secret}", flush=True)
+    return joined.game_id
+
+
+async def _bot(args: argparse.Namespace) -> int:
+    from gateway.bot import describe_outcome, play_seat
+    from gateway.client import Client
+
+    async with Client(_server(args), args.secret) as c:
+        game_id = await _seat(c, args.code, args.secret, args.nickname)
+        final = await play_seat(c, game_id, log=lambda m: print(m, flush=True))
+        print(describe_outcome(final), flush=True)
+    return 0
+
+
+async def _play(args: argparse.Namespace) -> int:
+    from gateway.client import Client
+    from gateway.play import play
+
+    async with Client(_server(args), args.secret) as c:
+        game_id = await _seat(c, args.code, args.secret, args.nickname or os.environ.get("USER", "player"))
+        return await play(c, game_id)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gateway.app import serve
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    grpc_port = args.grpc_port or int(os.environ.get("ARCHIPELAGO_GRPC_PORT", "50051"))
+    http_port = args.http_port or int(os.environ.get("ARCHIPELAGO_HTTP_PORT", "8080"))
+    shards = args.shards or int(os.environ.get("ARCHIPELAGO_SHARDS", "2"))
+    asyncio.run(serve(host=args.host, grpc_port=grpc_port, http_port=http_port, shards=shards,
+                      data_dir=Path(args.data_dir)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="archipelago", description="Archipelago game cluster")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the cluster (local Ray, Redis, shards, gateway)")
+    s.add_argument("--grpc-port", type=int, default=0, help="gRPC port (env ARCHIPELAGO_GRPC_PORT, 50051)")
+    s.add_argument("--http-port", type=int, default=0, help="HTTP port (env ARCHIPELAGO_HTTP_PORT, 8080)")
+    s.add_argument("--host", default=os.environ.get("ARCHIPELAGO_HOST", "127.0.0.1"))
+    s.add_argument("--shards", type=int, default=0, help="GameShard actors (env ARCHIPELAGO_SHARDS, 2)")
+    s.add_argument("--data-dir", default=os.environ.get("ARCHIPELAGO_DATA_DIR", "var"))
+    s.set_defaults(fn=_serve)
+
+    c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret")
+    c.add_argument("game", choices=["salvo"])
+    c.add_argument("--seats", type=int, default=2)
+    c.add_argument("--speed", default="fast", help="fast (60 s rounds), slow (8 h) or seconds")
+    c.add_argument("--nickname", default="host")
+    c.add_argument("--public", action="store_true", help="list the game for anyone to join")
+    c.add_argument("--server")
+    c.set_defaults(fn=lambda a: asyncio.run(_create(a)))
+
+    b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends")
+    b.add_argument("code")
+    b.add_argument("--secret", help="play this existing seat (as host: start once every seat is filled)")
+    b.add_argument("--nickname")
+    b.add_argument("--server")
+    b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
+
+    pl = sub.add_parser("play", help="play Salvo in the terminal")
+    pl.add_argument("code")
+    pl.add_argument("--secret")
+    pl.add_argument("--nickname")
+    pl.add_argument("--server")
+    pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        import grpc
+
+        if isinstance(exc, grpc.aio.AioRpcError):
+            print(f"error: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

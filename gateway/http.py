@@ -1,0 +1,30 @@
+"""The gateway's HTTP side: health, Prometheus metrics (the web client and JSON API come later)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+
+def build_app(health: Callable[[], Awaitable[dict[str, Any]]]) -> Starlette:
+    async def healthz(_request: Request) -> Response:
+        try:
+            return JSONResponse({"status": "ok", **await health()})
+        except Exception as exc:  # report, don't crash
+            return JSONResponse({"status": "unavailable", "error": repr(exc)}, status_code=503)
+
+    async def metrics(_request: Request) -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    async def join(request: Request) -> Response:
+        code = request.path_params["code"]
+        return PlainTextResponse(f"Game code {code}: join with `archipelago bot {code}` or any gRPC client.\n")
+
+    return Starlette(routes=[Route("/healthz", healthz), Route("/metrics", metrics),
+                             Route("/join/{code}", join)])

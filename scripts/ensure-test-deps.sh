@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the tests need from Debian's packages when it is missing: redis-server (the
+# end-to-end tests start private ones). Never prompts (CI runs with no standard input).
+set -euo pipefail
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing test dependencies: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; else
+    echo "error: ${missing[*]} missing and not root: install them with apt-get" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

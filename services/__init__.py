@@ -1,0 +1,1 @@
+"""Services: Ray game shards hosting game actors, the Redis store, presence, placement."""

@@ -1,0 +1,447 @@
+"""A game actor: owns one game — its lobby, engine state, round deadline and autopilot.
+
+Hard state is the game's journal in Redis; everything in memory is derived from it by
+:meth:`GameActor.apply`, which is the only place state changes, both live and when a game reloads
+after its shard restarted.  Every mutation follows the same path::
+
+    validate (nothing changes on error) -> journal entry appended to Redis -> apply -> answer
+
+so nothing acknowledged is lost.  Calls may be retried (a shard restarts, a gateway retries):
+submissions are idempotent by their idempotency key, creation by game id.
+
+Messages of one game are serialised by the actor's lock.  The clock is injected (``now_ms``) so the
+logic can be tested with a fake one; the shard owns the timer that calls :meth:`deadline_passed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine import get_game
+from engine.base import Event, Game
+from engine.errors import (
+    AlreadyExists,
+    Conflict,
+    GameError,
+    InvalidOrder,
+    NotFound,
+    NotYourTurn,
+    PermissionDenied,
+    RateLimited,
+    StaleVersion,
+)
+
+log = logging.getLogger(__name__)
+
+LOBBY, RUNNING, OVER = "lobby", "running", "over"
+MAX_UPDATES = 4000  # updates kept in memory for Watch resumption; older ones -> "resync"
+CHAT_PER_ROUND = 10  # A53
+MAX_CHAT_LEN = 500
+MAX_KEY_LEN = 64
+
+
+class Journal(Protocol):
+    """What a game actor needs of the store (see :class:`services.store.Store`)."""
+
+    async def journal_append(self, game_id: str, entry: dict[str, Any]) -> int: ...
+
+    async def journal_read(self, game_id: str) -> list[dict[str, Any]]: ...
+
+    async def connected(self, game_id: str, seats: Any) -> set[int]: ...
+
+    async def publish(self, game_id: str, message: dict[str, Any]) -> None: ...
+
+    async def put_secret(self, secret_hash: str, game_id: str, seat: int) -> None: ...
+
+    async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
+                          created_ms: int) -> None: ...
+
+
+def wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def check_nickname(nickname: str) -> str:
+    """A2: 1–24 printable characters."""
+    if not isinstance(nickname, str) or not 1 <= len(nickname) <= 24 or not nickname.isprintable() \
+            or nickname.strip() == "":
+        raise InvalidOrder("a nickname is 1–24 printable characters", rule="A2", field="nickname")
+    return nickname
+
+
+@dataclass
+class Seat:
+    seat: int
+    nickname: str
+    secret_hash: str
+    bot: bool = False
+
+
+@dataclass
+class Submission:
+    orders: dict[str, Any]
+    draft: bool
+    key: str
+
+
+@dataclass
+class UpdateRecord:
+    version: int
+    kind: str
+    round: int
+    audience: frozenset[int] | None = None  # None: every player
+    seat: int = -1
+    event_kind: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    chat: dict[str, Any] | None = None
+    status: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"version": self.version, "kind": self.kind, "round": self.round,
+                             "seat": self.seat}
+        if self.event_kind:
+            d["event_kind"] = self.event_kind
+        if self.data:
+            d["data"] = self.data
+        if self.chat:
+            d["chat"] = self.chat
+        if self.status:
+            d["status"] = self.status
+        return d
+
+
+class GameActor:
+    """One game. Not a Ray actor: a plain object hosted (thousands at a time) by a GameShard."""
+
+    def __init__(self, game_id: str, store: Journal, *, now_ms: Callable[[], int] = wall_ms,
+                 on_deadline: Callable[[str, int | None], None] | None = None) -> None:
+        self.game_id = game_id
+        self.store = store
+        self.now_ms = now_ms
+        self.on_deadline = on_deadline or (lambda _g, _d: None)
+        self.lock = asyncio.Lock()
+        # --- derived from the journal ---
+        self.kind = ""
+        self.engine: Game | None = None
+        self.config: dict[str, Any] = {}
+        self.seed = 0
+        self.seats_total = 0
+        self.deadline_s = 60.0
+        self.public = False
+        self.code = ""
+        self.created_ms = 0
+        self.seats: list[Seat] = []
+        self.status = LOBBY
+        self.state: Any = None
+        self.version = 0
+        self.round_version = 0
+        self.deadline_ms: int | None = None
+        self.submissions: dict[int, Submission] = {}
+        self.keys: dict[str, dict[str, Any]] = {}
+        self.chat_count: dict[int, int] = {}
+        self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
+        self.outcome: dict[str, Any] | None = None
+        self.journal_length = 0
+
+    # ------------------------------------------------------------------ loading and journaling
+    @classmethod
+    async def load(cls, game_id: str, store: Journal, **kwargs: Any) -> GameActor:
+        """Rebuild a game from its journal; NotFound if it has none."""
+        entries = await store.journal_read(game_id)
+        if not entries:
+            raise NotFound(f"no game {game_id}", field="game_id")
+        actor = cls(game_id, store, **kwargs)
+        for entry in entries:
+            actor.apply(entry)
+        return actor
+
+    async def _commit(self, entry: dict[str, Any]) -> None:
+        """Journal an entry (durable), then apply it, then tell watchers the new version."""
+        await self.store.journal_append(self.game_id, entry)
+        self.apply(entry)
+        try:
+            await self.store.publish(self.game_id, {"version": self.version})
+        except Exception:  # a lost notice is recovered by the next one; the entry is durable
+            log.exception("publish failed for %s", self.game_id)
+
+    def apply(self, entry: Mapping[str, Any]) -> None:
+        """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
+        op = entry["op"]
+        self.journal_length += 1
+        self.version += 1
+        getattr(self, f"_apply_{op}")(entry)
+
+    def _push(self, kind: str, **kw: Any) -> None:
+        rnd = self.state.round if self.state is not None else 0
+        self.updates.append(UpdateRecord(version=self.version, kind=kind, round=rnd, **kw))
+
+    def _apply_create(self, e: Mapping[str, Any]) -> None:
+        self.kind = e["kind"]
+        self.engine = get_game(self.kind)
+        self.config = dict(e["config"])
+        self.seed = int(e["seed"])
+        self.seats_total = int(self.config["players"])
+        self.deadline_s = float(e["deadline_s"])
+        self.public = bool(e["public"])
+        self.code = e["code"]
+        self.created_ms = int(e["at"])
+        self.seats = [Seat(0, e["nickname"], e["secret_hash"])]
+        self._push("joined", seat=0)
+
+    def _apply_join(self, e: Mapping[str, Any]) -> None:
+        self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"]))
+        self._push("joined", seat=int(e["seat"]))
+
+    def _apply_start(self, e: Mapping[str, Any]) -> None:
+        assert self.engine is not None
+        for i in range(len(self.seats), self.seats_total):
+            self.seats.append(Seat(i, f"autopilot-{i + 1}", "", bot=True))
+        self.state = self.engine.new_game(self.config, self.seed)
+        self.status = RUNNING
+        self._push("started", status=RUNNING)
+        self._open_round(int(e["at"]))
+
+    def _apply_submit(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        self.submissions[seat] = Submission(dict(e["orders"]), bool(e["draft"]), e["key"])
+        ack = {"version": self.version, "round": self.state.round, "submitted": not e["draft"]}
+        if e["key"]:
+            self.keys[e["key"]] = ack
+        self._push("submitted", seat=seat)
+
+    def _apply_chat(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        self.chat_count[seat] = self.chat_count.get(seat, 0) + 1
+        self._push("chat", seat=seat,
+                   chat={"seat": seat, "nickname": self.seats[seat].nickname, "text": e["text"]})
+
+    def _apply_close(self, e: Mapping[str, Any]) -> None:
+        assert self.engine is not None
+        orders = {int(s): o for s, o in e["orders"].items()}
+        closed_round = self.state.round
+        self.state, events = self.engine.resolve(self.state, orders)
+        self.updates.append(UpdateRecord(self.version, "round_closed", closed_round,
+                                         data={"early": bool(e.get("early"))}))
+        for ev in events:
+            self._push_event(ev)
+        outcome = self.engine.outcome(self.state)
+        if outcome is not None:
+            self.status = OVER
+            self.outcome = outcome.to_dict()
+            self.deadline_ms = None
+            self.submissions = {}
+            self._push("game_over", status=OVER, data={"outcome": self.outcome})
+            self.on_deadline(self.game_id, None)
+        else:
+            self._open_round(int(e["at"]))
+
+    def _push_event(self, ev: Event) -> None:
+        self._push("event", event_kind=ev.kind, data=dict(ev.data), audience=ev.audience)
+
+    def _open_round(self, at_ms: int) -> None:
+        self.round_version = self.version
+        self.submissions = {}
+        self.chat_count = {}
+        self.deadline_ms = at_ms + int(self.deadline_s * 1000)
+        self.on_deadline(self.game_id, self.deadline_ms)
+
+    # ------------------------------------------------------------------ lobby
+    async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
+                     public: bool, deadline_s: float, code: str) -> dict[str, Any]:
+        async with self.lock:
+            if self.version:
+                return self.summary()  # a retried create: already done
+            try:
+                engine = get_game(kind)
+            except KeyError:
+                raise InvalidOrder(f"unknown game kind {kind!r}", field="game") from None
+            cfg = engine.normalize_config(config)
+            check_nickname(nickname)
+            if not 1 <= deadline_s <= 7 * 24 * 3600 and deadline_s != 0:
+                raise InvalidOrder("deadline must be 1 s .. 7 days", field="deadline_seconds", rule="A1")
+            entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
+                     "nickname": nickname, "secret_hash": secret_hash, "public": public,
+                     "deadline_s": deadline_s, "code": code, "at": self.now_ms()}
+            await self._commit(entry)
+            await self.store.put_secret(secret_hash, self.game_id, 0)
+            await self._publish_summary()
+            return self.summary()
+
+    async def join(self, nickname: str, secret_hash: str) -> dict[str, Any]:
+        async with self.lock:
+            check_nickname(nickname)
+            if self.status != LOBBY:
+                raise Conflict("the game has already started", field="code", rule="A4")
+            if len(self.seats) >= self.seats_total:
+                raise Conflict("the game is full", field="code", rule="A4")
+            if any(s.nickname == nickname for s in self.seats):
+                raise AlreadyExists(f"nickname {nickname!r} is taken in this game", field="nickname", rule="A2")
+            seat = len(self.seats)
+            await self._commit({"op": "join", "seat": seat, "nickname": nickname,
+                                "secret_hash": secret_hash, "at": self.now_ms()})
+            await self.store.put_secret(secret_hash, self.game_id, seat)
+            await self._publish_summary()
+            return {"game_id": self.game_id, "seat": seat, "game": self.kind}
+
+    async def start(self, seat: int, fill_with_autopilot: bool) -> dict[str, Any]:
+        async with self.lock:
+            if seat != 0:
+                raise PermissionDenied("only the host may start the game", rule="A4")
+            if self.status != LOBBY:
+                raise Conflict("the game has already started", rule="A4")
+            if len(self.seats) < self.seats_total and not fill_with_autopilot:
+                raise Conflict(f"{len(self.seats)} of {self.seats_total} seats are filled",
+                               field="fill_with_autopilot", rule="A4")
+            await self._commit({"op": "start", "fill": fill_with_autopilot, "at": self.now_ms()})
+            await self._publish_summary()
+            return self.summary()
+
+    def summary(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "game": self.kind, "code": self.code,
+                "seats": self.seats_total, "taken": sum(1 for s in self.seats if not s.bot),
+                "status": self.status, "deadline_seconds": self.deadline_s,
+                "host": self.seats[0].nickname if self.seats else "", "public": self.public}
+
+    async def _publish_summary(self) -> None:
+        listed = self.public and self.status == LOBBY and len(self.seats) < self.seats_total
+        await self.store.put_summary(self.game_id, self.summary(), listed, self.created_ms)
+
+    # ------------------------------------------------------------------ playing
+    def _engine(self) -> Game:
+        if self.engine is None:
+            raise NotFound(f"no game {self.game_id}", field="game_id")
+        return self.engine
+
+    async def submit(self, seat: int, orders: dict[str, Any], *, version: int, key: str = "",
+                     draft: bool = False) -> dict[str, Any]:
+        """Validate, journal and apply a player's orders for the current round (A16, A20)."""
+        async with self.lock:
+            if not isinstance(key, str) or len(key) > MAX_KEY_LEN:
+                raise InvalidOrder(f"at most {MAX_KEY_LEN} characters", field="idempotency_key")
+            if key and key in self.keys:
+                return {**self.keys[key], "replayed": True}
+            engine = self._engine()
+            if self.status == LOBBY:
+                raise NotYourTurn("the game has not started", rule="A4")
+            if self.status == OVER:
+                raise NotYourTurn("the game is over", rule="A67" if self.kind == "archipelago" else "S7")
+            if version < self.round_version:
+                raise StaleVersion(f"version {version} is older than this round, which opened at version "
+                                   f"{self.round_version}; fetch the view and resubmit", field="version")
+            if seat not in engine.expected_players(self.state):
+                raise NotYourTurn("it is not this player's turn", rule="S4" if self.kind == "salvo" else None)
+            engine.validate(self.state, seat, orders)
+            await self._commit({"op": "submit", "seat": seat, "round": self.state.round, "orders": orders,
+                                "draft": bool(draft), "key": key, "at": self.now_ms()})
+            ack = {"version": self.version, "round": self.state.round, "submitted": not draft,
+                   "replayed": False}
+            await self._maybe_close_early()
+            return ack
+
+    async def chat(self, seat: int, text: str) -> dict[str, Any]:
+        async with self.lock:
+            self._engine()
+            if not isinstance(text, str) or not 1 <= len(text) <= MAX_CHAT_LEN or not text.strip():
+                raise InvalidOrder(f"a chat message is 1–{MAX_CHAT_LEN} characters", field="text")
+            if self.chat_count.get(seat, 0) >= CHAT_PER_ROUND:
+                raise RateLimited(f"at most {CHAT_PER_ROUND} chat messages per round", rule="A53",
+                                  field="text")
+            await self._commit({"op": "chat", "seat": seat, "text": text, "at": self.now_ms()})
+            return {"version": self.version}
+
+    def _humans_expected(self) -> list[int]:
+        engine = self._engine()
+        return [s for s in engine.expected_players(self.state) if not self.seats[s].bot]
+
+    async def _maybe_close_early(self) -> None:
+        """A17: close once every connected expected player is done; with nobody connected, wait."""
+        if self.status != RUNNING:
+            return
+        humans = self._humans_expected()
+        connected = await self.store.connected(self.game_id, humans)
+        if not connected:
+            return
+        done = {s for s, sub in self.submissions.items() if not sub.draft}
+        if connected <= done:
+            await self._close(early=True)
+
+    async def presence_changed(self) -> None:
+        async with self.lock:
+            await self._maybe_close_early()
+
+    async def deadline_passed(self) -> bool:
+        """Called by the shard's timer; closes the round if its deadline really passed."""
+        async with self.lock:
+            if self.status != RUNNING or self.deadline_ms is None or self.now_ms() < self.deadline_ms:
+                return False
+            await self._close(early=False)
+            return True
+
+    async def _close(self, *, early: bool) -> None:
+        """Close the round: submitted orders stand, the autopilot plays everyone else (A70, S9)."""
+        engine = self._engine()
+        orders: dict[str, Any] = {}
+        for seat in engine.expected_players(self.state):
+            sub = self.submissions.get(seat)
+            if sub is not None:
+                orders[str(seat)] = sub.orders
+                continue
+            proposal = engine.autopilot(engine.view(self.state, seat), None)
+            try:
+                engine.validate(self.state, seat, proposal)
+            except GameError:
+                log.exception("autopilot produced invalid orders in %s; seat %d plays nothing",
+                              self.game_id, seat)
+                proposal = {}
+            orders[str(seat)] = proposal
+        await self._commit({"op": "close", "round": self.state.round, "orders": orders, "early": early,
+                            "at": self.now_ms()})
+
+    # ------------------------------------------------------------------ reading
+    async def view(self, seat: int) -> dict[str, Any]:
+        engine = self._engine()
+        connected = await self.store.connected(self.game_id, range(len(self.seats)))
+        done = {s for s, sub in self.submissions.items() if not sub.draft}
+        out: dict[str, Any] = {
+            "game_id": self.game_id, "game": self.kind, "version": self.version,
+            "round_version": self.round_version, "status": self.status,
+            "round": self.state.round if self.state is not None else 0, "you": seat,
+            "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
+            "code": self.code, "submitted": seat in done, "seats": self.seats_total,
+            "expected": self.status == RUNNING and seat in engine.expected_players(self.state),
+            "players": [{"seat": s.seat, "nickname": s.nickname, "submitted": s.seat in done,
+                         "connected": s.seat in connected, "host": s.seat == 0} for s in self.seats],
+        }
+        if self.state is not None:
+            out["view"] = engine.view(self.state, seat)
+        sub = self.submissions.get(seat)
+        if sub is not None:
+            out["pending"] = sub.orders
+        return out
+
+    def updates_since(self, seat: int, since: int) -> list[dict[str, Any]]:
+        """Updates after version ``since`` that ``seat`` may see; a "resync" if history was dropped."""
+        out: list[dict[str, Any]] = []
+        if self.updates and since < self.updates[0].version - 1:
+            out.append({"version": self.updates[0].version - 1, "kind": "resync", "round": 0, "seat": -1})
+        for u in self.updates:
+            if u.version > since and (u.audience is None or seat in u.audience):
+                out.append(u.to_dict())
+        return out
+
+    def whoami(self, seat: int) -> dict[str, Any]:
+        if not 0 <= seat < len(self.seats):
+            raise NotFound("no such seat", field="seat")
+        s = self.seats[seat]
+        return {"game_id": self.game_id, "seat": seat, "nickname": s.nickname, "game": self.kind,
+                "code": self.code, "host": seat == 0, "status": self.status}
+
+
+__all__ = ["LOBBY", "OVER", "RUNNING", "GameActor", "Journal"]

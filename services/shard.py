@@ -1,0 +1,243 @@
+"""GameShard: one Ray actor (one OS process) hosting many game actors.
+
+All hard state is in Redis (journals, deadline index); the shard's memory is a cache of game actors
+rebuilt lazily from their journals.  Ray restarts a killed shard (``max_restarts=-1``) and retries
+calls made to it meanwhile (``max_task_retries=-1``): the restarted shard reloads each game on its
+first call and re-arms every deadline of its index at start, firing at once those that passed while
+it was down.  One timer loop per shard serves all its games' deadlines; it logs and never dies.
+
+:class:`ShardCore` is the plain-Python logic (tested with a fake clock); :class:`GameShard` is the
+Ray actor around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from services.game_actor import GameActor, wall_ms
+from services.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class ShardCore:
+    """The games of one shard, their deadline heap and timer loop."""
+
+    def __init__(self, name: str, store: Store, *, now_ms: Callable[[], int] = wall_ms) -> None:
+        self.name = name
+        self.store = store
+        self.now_ms = now_ms
+        self.games: dict[str, GameActor] = {}
+        self._loading: dict[str, asyncio.Future[GameActor]] = {}
+        self._heap: list[tuple[int, str]] = []
+        self._deadline: dict[str, int] = {}
+        self._wake = asyncio.Event()
+        self._timer: asyncio.Task[None] | None = None
+        self._started = False
+        self._start_lock = asyncio.Lock()
+        self.deadlines_fired = 0
+
+    # ---------------------------------------------------------------- life cycle
+    async def start(self) -> None:
+        """Re-arm the deadlines of this shard's games and start the timer loop (idempotent)."""
+        if self._started:
+            return
+        async with self._start_lock:
+            if self._started:
+                return
+            for game_id, deadline in await self.store.deadlines(self.name):
+                self._arm(game_id, deadline)
+            await self.store.heartbeat_shard(self.name, self.now_ms())
+            self._timer = asyncio.get_running_loop().create_task(self._timer_loop())
+            self._started = True
+
+    async def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        await self.store.close()
+
+    # ---------------------------------------------------------------- games
+    def _new_actor(self, game_id: str) -> GameActor:
+        return GameActor(game_id, self.store, now_ms=self.now_ms, on_deadline=self._deadline_changed)
+
+    async def game(self, game_id: str) -> GameActor:
+        """The game actor, loaded from its journal on first use (NotFound if it has none)."""
+        actor = self.games.get(game_id)
+        if actor is not None:
+            return actor
+        pending = self._loading.get(game_id)
+        if pending is not None:
+            return await pending
+        fut: asyncio.Future[GameActor] = asyncio.get_running_loop().create_future()
+        self._loading[game_id] = fut
+        try:
+            actor = await GameActor.load(game_id, self.store, now_ms=self.now_ms)
+            actor.on_deadline = self._deadline_changed
+            if actor.deadline_ms is not None:
+                self._arm(game_id, actor.deadline_ms)
+            self.games[game_id] = actor
+            fut.set_result(actor)
+            return actor
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # mark retrieved
+            raise
+        finally:
+            del self._loading[game_id]
+
+    async def create_game(self, game_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        actor = self.games.get(game_id)
+        if actor is None:
+            try:
+                actor = await self.game(game_id)  # a retried create finds its journal
+            except Exception:
+                actor = self._new_actor(game_id)
+        summary = await actor.create(**spec)
+        self.games[game_id] = actor
+        return summary
+
+    # ---------------------------------------------------------------- deadlines
+    def _deadline_changed(self, game_id: str, deadline_ms: int | None) -> None:
+        if deadline_ms is None:
+            self._deadline.pop(game_id, None)
+        else:
+            self._arm(game_id, deadline_ms)
+        if self._started:
+            asyncio.get_running_loop().create_task(self._record_deadline(game_id))
+
+    async def _record_deadline(self, game_id: str) -> None:
+        # Writes the deadline current when it runs, so out-of-order writes still end right.
+        try:
+            await self.store.set_deadline(self.name, game_id, self._deadline.get(game_id))
+        except Exception:
+            log.exception("could not record the deadline of %s", game_id)
+
+    def _arm(self, game_id: str, deadline_ms: int) -> None:
+        self._deadline[game_id] = deadline_ms
+        heapq.heappush(self._heap, (deadline_ms, game_id))
+        self._wake.set()
+
+    def due(self) -> list[str]:
+        """Pop the games whose current deadline has passed."""
+        now = self.now_ms()
+        out = []
+        while self._heap and self._heap[0][0] <= now:
+            deadline, game_id = heapq.heappop(self._heap)
+            if self._deadline.get(game_id) == deadline:
+                del self._deadline[game_id]
+                out.append(game_id)
+        return out
+
+    async def fire_due(self) -> int:
+        """Close every round whose deadline passed; returns how many closed."""
+        fired = 0
+        for game_id in self.due():
+            try:
+                actor = await self.game(game_id)
+                if await actor.deadline_passed():
+                    fired += 1
+                elif actor.deadline_ms is not None and game_id not in self._deadline:
+                    self._arm(game_id, actor.deadline_ms)
+            except Exception:
+                log.exception("deadline of %s failed", game_id)
+        self.deadlines_fired += fired
+        return fired
+
+    async def _timer_loop(self) -> None:
+        while True:
+            try:
+                await self.fire_due()
+                self._wake.clear()
+                timeout = None
+                if self._heap:
+                    timeout = max(0.0, (self._heap[0][0] - self.now_ms()) / 1000.0)
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout)
+                except TimeoutError:
+                    pass
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the loop never dies
+                log.exception("timer loop error")
+                await asyncio.sleep(0.1)
+
+    # ---------------------------------------------------------------- calls from the gateway
+    async def join(self, game_id: str, nickname: str, secret_hash: str) -> dict[str, Any]:
+        return await (await self.game(game_id)).join(nickname, secret_hash)
+
+    async def start_game(self, game_id: str, seat: int, fill: bool) -> dict[str, Any]:
+        return await (await self.game(game_id)).start(seat, fill)
+
+    async def submit(self, game_id: str, seat: int, orders: dict[str, Any], version: int, key: str,
+                     draft: bool) -> dict[str, Any]:
+        return await (await self.game(game_id)).submit(seat, orders, version=version, key=key, draft=draft)
+
+    async def submit_batch(self, calls: list[tuple[str, int, dict[str, Any], int, str, bool]]
+                           ) -> list[dict[str, Any]]:
+        """Many submissions in one Ray call; each answer is an ack or {"error": GameError dict}."""
+        async def one(call: tuple[str, int, dict[str, Any], int, str, bool]) -> dict[str, Any]:
+            try:
+                return await self.submit(*call)
+            except Exception as exc:
+                return {"error": error_dict(exc)}
+        return list(await asyncio.gather(*(one(c) for c in calls)))
+
+    async def view(self, game_id: str, seat: int) -> dict[str, Any]:
+        return await (await self.game(game_id)).view(seat)
+
+    async def updates(self, game_id: str, seat: int, since: int) -> list[dict[str, Any]]:
+        return (await self.game(game_id)).updates_since(seat, since)
+
+    async def chat(self, game_id: str, seat: int, text: str) -> dict[str, Any]:
+        return await (await self.game(game_id)).chat(seat, text)
+
+    async def presence_changed(self, game_id: str) -> None:
+        await (await self.game(game_id)).presence_changed()
+
+    async def whoami(self, game_id: str, seat: int) -> dict[str, Any]:
+        return (await self.game(game_id)).whoami(seat)
+
+    async def stats(self) -> dict[str, Any]:
+        return {"name": self.name, "pid": os.getpid(), "games": len(self.games),
+                "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired}
+
+
+def error_dict(exc: BaseException) -> dict[str, Any]:
+    from engine.errors import GameError
+
+    if isinstance(exc, GameError):
+        return {"type": type(exc).__name__, **exc.to_dict(), "reason": exc.reason}
+    return {"type": "Internal", "code": "internal", "message": f"internal error ({type(exc).__name__})",
+            "rule": None, "field": None, "reason": repr(exc)}
+
+
+class GameShard:
+    """The Ray actor: wraps a ShardCore; every method returns plain data.
+
+    Errors travel back as ``{"error": ...}`` dicts (not exceptions) so the gateway maps them without
+    unpickling engine classes. Created by :func:`services.cluster.start_shards`."""
+
+    def __init__(self, name: str, redis_url: str, prefix: str = "arch:") -> None:
+        logging.basicConfig(level=logging.INFO)
+        self.core = ShardCore(name, Store(redis_url, prefix))
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""
+        await self.core.start()
+        try:
+            result = await getattr(self.core, method)(*args, **kwargs)
+        except Exception as exc:
+            err = error_dict(exc)
+            if err["type"] == "Internal":
+                log.exception("shard call %s failed", method)
+            return {"error": err}
+        return {"ok": result}
+
+    async def ping(self) -> dict[str, Any]:
+        await self.core.start()
+        return await self.core.stats()

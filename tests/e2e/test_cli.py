@@ -1,0 +1,81 @@
+"""The README's path, for real: `archipelago serve`, then `create` and two `bot`s play Salvo to the end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.cluster import free_port
+
+pytestmark = pytest.mark.e2e
+
+EXE = str(Path(sys.executable).with_name("archipelago"))
+
+
+def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 60.0) -> float:
+    """Seconds until the server answers gRPC health SERVING (fails if it exits or takes > timeout)."""
+    start = time.monotonic()
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"serve exited with {proc.returncode}: {proc.stdout.read() if proc.stdout else ''}")
+            try:
+                resp = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0, wait_for_ready=True)
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return time.monotonic() - start
+            except grpc.RpcError:
+                pass
+            assert time.monotonic() - start < timeout_s, "no gRPC health answer within 60 s"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    grpc_port, http_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
+    env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
+    proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
+                             "--data-dir", str(tmp_path / "var")], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        yield f"127.0.0.1:{grpc_port}", proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def run(*args: str, timeout: float = 180) -> tuple[int, str]:
+    p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
+                                             stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(p.communicate(), timeout)
+    return p.returncode or 0, out.decode()
+
+
+async def test_serve_create_and_two_bots_play_salvo_to_the_end(served: tuple[str, subprocess.Popen[str]]) -> None:
+    address, proc = served
+    await asyncio.to_thread(wait_healthy, address, proc)
+    code_, out = await run("create", "salvo", "--speed", "20", "--server", address)
+    assert code_ == 0, out
+    code = re.search(r"^code: (\w{6})$", out, re.M)
+    secret = re.search(r"^secret: (\S+)$", out, re.M)
+    assert code and secret and re.search(r"^invite: \S+/join/" + code[1], out, re.M), out
+    host, guest = await asyncio.gather(run("bot", code[1], "--secret", secret[1], "--server", address),
+                                       run("bot", code[1], "--server", address))
+    assert host[0] == 0 and guest[0] == 0, (host, guest)
+    assert "game over" in host[1] and "game over" in guest[1]

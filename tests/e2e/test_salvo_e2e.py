@@ -1,0 +1,245 @@
+"""Salvo through the whole path: gRPC over loopback -> gateway -> Ray shard -> real Redis.
+
+Rule ids in names: S1–S9 (spec/salvo.md), A2–A4, A16, A17 (lobby and rounds, spec/archipelago.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import json_format
+
+from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
+from gateway.bot import play_seat
+from gateway.client import Client
+from tests.conftest import Cluster
+from tests.e2e.helpers import (
+    FLEET_SQUARES,
+    MISSING_SALVOS,
+    SINKING_SALVOS,
+    new_game,
+    placement,
+    round_closed,
+    submit_and_close,
+    wait_update,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def shots(squares: list[str]) -> salvo_pb2.SalvoOrders:
+    return salvo_pb2.SalvoOrders(shots=squares)
+
+
+async def rpc_error(coro: Any) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await coro
+    return info.value
+
+
+def trailers(err: grpc.aio.AioRpcError) -> dict[str, str]:
+    return {k: v for k, v in (err.trailing_metadata() or ()) if isinstance(v, str)}
+
+
+def strings(obj: Any) -> set[str]:
+    if isinstance(obj, str):
+        return {obj}
+    if isinstance(obj, dict):
+        return set().union(*(strings(v) for v in obj.values())) if obj else set()
+    if isinstance(obj, list):
+        return set().union(*(strings(v) for v in obj)) if obj else set()
+    return set()
+
+
+def assert_no_secret_leak(view: game_pb2.GetViewResponse) -> None:
+    """S8: before the end a view holds no enemy ship square and no 'hit' on the player's salvo shots."""
+    sv = view.salvo
+    assert sv.phase != "over"
+    assert not sv.enemy_fleet
+    assert not any(s.HasField("hit") for s in sv.shots), "which salvo square hit leaked (S8)"
+    known = {s.square for s in sv.shots} | {s.square for s in sv.incoming}
+    leaked = (strings(json_format.MessageToDict(view)) & FLEET_SQUARES[1 - view.you]) - known
+    assert not leaked, f"enemy ship squares {leaked} leaked"
+
+
+async def test_a2_a4_create_list_join_start(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, start=False, public=True)
+    assert len(game.code) == 6 and not set(game.code) & set("0O1I")
+    listed = await game.host.list_games("salvo")
+    assert game.game_id not in {g.game_id for g in listed.games}, "a full game is not open for joining"
+    err = await rpc_error(game.guest.start(game.game_id))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    summary = await game.host.start(game.game_id)
+    assert summary.status == lobby_pb2.GAME_STATUS_RUNNING
+    view = await game.guest.view(game.game_id)
+    assert view.status == lobby_pb2.GAME_STATUS_RUNNING and view.you == 1 and view.salvo.phase == "placement"
+    assert [p.nickname for p in view.players] == ["host", "guest"]
+
+
+async def test_a2_public_game_is_listed_until_full(cluster: Cluster) -> None:
+    c = Client(cluster.address)
+    created = await c.create("salvo", seats=2, nickname="lonely", public=True, deadline_seconds=60)
+    listed = await c.list_games("salvo")
+    assert created.game_id in {g.game_id for g in listed.games}
+    err = await rpc_error(Client(cluster.address).join("ZZZZZZ", "x"))
+    assert err.code() == grpc.StatusCode.NOT_FOUND and trailers(err)["error-field"] == "code"
+    err = await rpc_error(Client(cluster.address).join(created.code, "lonely"))
+    assert err.code() == grpc.StatusCode.ALREADY_EXISTS and trailers(err)["error-rule"] == "A2"
+
+
+async def test_s7_whole_game_to_a_win(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    await submit_and_close(game, placement(0), placement(1))
+    for mine, theirs in zip(SINKING_SALVOS[1], MISSING_SALVOS, strict=True):
+        for client in (game.host, game.guest):
+            assert_no_secret_leak(await client.view(game.game_id))
+        await submit_and_close(game, shots(mine), shots(theirs))
+    final = await game.guest.view(game.game_id)
+    assert final.status == lobby_pb2.GAME_STATUS_OVER
+    assert list(final.salvo.outcome.winners) == [0] and not final.salvo.outcome.draw
+    assert {sq for ship in final.salvo.enemy_fleet for sq in ship.squares} == FLEET_SQUARES[0]  # S8: end
+
+
+async def test_s7_both_fleets_sunk_by_the_same_salvo_is_a_draw(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    await submit_and_close(game, placement(0), placement(1))
+    for host_salvo, guest_salvo in zip(SINKING_SALVOS[1], SINKING_SALVOS[0], strict=True):
+        await submit_and_close(game, shots(host_salvo), shots(guest_salvo))
+    final = await game.host.view(game.game_id)
+    assert final.status == lobby_pb2.GAME_STATUS_OVER and final.salvo.outcome.draw
+    assert list(final.salvo.outcome.winners) == []
+
+
+async def test_s6_s8_reports_name_ships_and_updates_leak_nothing(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    await submit_and_close(game, placement(0), placement(1))
+    await submit_and_close(game, shots(["F7", "F8", "J1", "F10", "B2"]), shots(["J1"]))
+    view = await game.host.view(game.game_id)
+    assert_no_secret_leak(view)
+    report = view.salvo.reports[-1]
+    assert report.hits == 3
+    assert {s.ship: s.count for s in report.ships} == {"battleship": 1, "cruiser": 1, "destroyer": 1}
+    # every update the host may see: reports carry counts and ship names, never squares that hit
+    await game.guest.chat(game.game_id, "gg")  # a last update, after everything to check
+    async with asyncio.timeout(30):
+        ups = []
+        async for u in game.host.watch(game.game_id, 0):
+            ups.append(u)
+            if u.kind == "chat":
+                assert u.chat.text == "gg" and u.chat.nickname == "guest"
+                break
+    kinds = {u.event_kind for u in ups if u.kind == "event"}
+    assert "salvo_report" in kinds
+    for u in ups:
+        data = json_format.MessageToDict(u.data)
+        if u.event_kind == "salvo_report":
+            assert set(data) <= {"round", "shooter", "hits", "ships", "sunk"}
+        if u.event_kind == "shots_received":
+            assert set(data.get("squares", [])) <= {"J1"}
+
+
+async def test_a17_early_close_when_both_submitted(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, deadline=600)
+    closed = await submit_and_close(game, placement(0), placement(1))
+    assert closed.data["early"] is True
+    view = await game.host.view(game.game_id)
+    assert view.round == 1 and view.salvo.phase == "firing"
+
+
+async def test_s9_deadline_passes_and_the_autopilot_plays_the_absent_player(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, deadline=2)
+    view = await game.host.view(game.game_id)
+    await game.host.submit(game.game_id, view.version, salvo=placement(0))
+    closed = await wait_update(game.host, game.game_id, view.version, round_closed(0))
+    assert closed.data["early"] is False
+    guest_view = await game.guest.view(game.game_id)
+    assert len(guest_view.salvo.fleet) == 4, "the autopilot placed the guest's fleet (S3)"
+    view = await game.host.view(game.game_id)
+    await game.host.submit(game.game_id, view.version, salvo=shots(["J10"]))
+    await wait_update(game.host, game.game_id, view.version, round_closed(1))
+    guest_view = await game.guest.view(game.game_id)
+    assert len(guest_view.salvo.shots) == 7, "the autopilot fired a full salvo for the guest (S4, S9)"
+
+
+async def test_a3_rejoin_with_the_secret_from_a_second_client(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    other = Client(cluster.address, game.guest.secret)
+    who = await other.rejoin()
+    assert (who.game_id, who.seat, who.nickname, who.code) == (game.game_id, 1, "guest", game.code)
+    view = await other.view(game.game_id)
+    assert view.you == 1
+    await other.submit(game.game_id, view.version, salvo=placement(1))
+    assert (await game.guest.view(game.game_id)).submitted
+
+
+async def test_a3_wrong_or_missing_secret_is_unauthenticated(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    for secret in ("not-a-secret", None):
+        err = await rpc_error(Client(cluster.address, secret).view(game.game_id))
+        assert err.code() == grpc.StatusCode.UNAUTHENTICATED
+    other = await new_game(cluster.address)
+    err = await rpc_error(other.host.view(game.game_id))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def check_refused(game: Any, orders: salvo_pb2.SalvoOrders, field: str, rule: str, words: list[str]) -> None:
+    before = await game.host.view(game.game_id)
+    err = await rpc_error(game.host.submit(game.game_id, before.version, salvo=orders))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    t = trailers(err)
+    assert t["error-rule"] == rule and t["error-field"].startswith(field), t
+    for w in words:
+        assert w in err.details(), err.details()
+    after = await game.host.view(game.game_id)
+    assert after.version == before.version and after.submitted == before.submitted
+    assert after.salvo_pending == before.salvo_pending
+
+
+async def test_s3_overlapping_fleet_is_refused(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    bad = placement(0)
+    bad.placement[1].bow = "C1"  # the cruiser over the battleship
+    await check_refused(game, bad, "placement", "S3", ["C1"])
+
+
+async def test_s1_s4_s5_bad_shots_are_refused_naming_square_and_rule(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    await submit_and_close(game, placement(0), placement(1))
+    await submit_and_close(game, shots(["F5"]), shots(["J1"]))
+    await check_refused(game, shots(["F5"]), "shots[0]", "S5", ["F5"])  # already shot
+    await check_refused(game, shots(["G5", "G5"]), "shots[1]", "S5", ["G5"])  # twice in one salvo
+    await check_refused(game, shots(["K1"]), "shots[0]", "S1", ["K1"])  # off the grid
+    eight = ["A5", "B5", "C5", "D5", "E5", "F6", "G6", "H6"]
+    await check_refused(game, shots(eight), "shots", "S4", ["7", "8"])  # too many
+
+
+async def test_stale_version_is_aborted(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    first = await game.host.view(game.game_id)
+    await submit_and_close(game, placement(0), placement(1))
+    err = await rpc_error(game.host.submit(game.game_id, first.version, salvo=shots(["A1"])))
+    assert err.code() == grpc.StatusCode.ABORTED and trailers(err)["error-field"] == "version"
+    assert not (await game.host.view(game.game_id)).submitted
+
+
+async def test_same_idempotency_key_is_applied_once(cluster: Cluster) -> None:
+    game = await new_game(cluster.address)
+    view = await game.host.view(game.game_id)
+    a = await game.host.submit(game.game_id, view.version, key="once", draft=True, salvo=placement(0))
+    b = await game.host.submit(game.game_id, view.version, key="once", draft=True, salvo=placement(0))
+    assert not a.replayed and b.replayed and a.version == b.version
+    assert (await game.host.view(game.game_id)).version == a.version
+
+
+async def test_s9_two_autopilot_bots_play_a_game_to_the_end(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, deadline=30, start=False)
+    finals = await asyncio.wait_for(asyncio.gather(play_seat(game.host, game.game_id, log=lambda m: None),
+                                                   play_seat(game.guest, game.game_id, log=lambda m: None)),
+                                    timeout=120)
+    for final in finals:
+        assert final.status == lobby_pb2.GAME_STATUS_OVER
+        assert final.salvo.outcome.reason
+    assert finals[0].salvo.outcome == finals[1].salvo.outcome

@@ -1,0 +1,56 @@
+"""Nothing acknowledged is lost: a killed shard restarts and resumes its games from the journal."""
+
+from __future__ import annotations
+
+import pytest
+import ray
+
+from archipelago.v1 import salvo_pb2
+from tests.conftest import NAMESPACE, Cluster
+from tests.e2e.helpers import new_game, placement, round_closed, submit_and_close, wait_update
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_killed_shard_resumes_the_game_with_every_acknowledged_submission(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, deadline=600)
+    await submit_and_close(game, placement(0), placement(1))
+    view = await game.host.view(game.game_id)
+    ack = await game.host.submit(game.game_id, view.version, key="before-kill",
+                                 salvo=salvo_pb2.SalvoOrders(shots=["F7", "G7", "A9"]))
+    chat = await game.guest.chat(game.game_id, "still there?")
+
+    shard = await cluster.gateway.store.placement(game.game_id)
+    handle = ray.get_actor(shard, namespace=NAMESPACE)
+    pid_before = (await handle.ping.remote())["pid"]
+    ray.kill(handle, no_restart=False)
+
+    # The next calls reach the restarted shard, which reloads the game from Redis.
+    after = await game.host.view(game.game_id)
+    pid_after = (await handle.ping.remote())["pid"]
+    assert pid_after != pid_before, "the shard process was really replaced"
+    assert after.version == chat.version and after.round == view.round
+    assert after.submitted and list(after.salvo_pending.shots) == ["F7", "G7", "A9"]
+    # the same submission again is recognised as already applied
+    again = await game.host.submit(game.game_id, view.version, key="before-kill",
+                                   salvo=salvo_pb2.SalvoOrders(shots=["F7", "G7", "A9"]))
+    assert again.replayed and again.version == ack.version
+
+    await game.guest.submit(game.game_id, after.version, salvo=salvo_pb2.SalvoOrders(shots=["J1"]))
+    await wait_update(game.host, game.game_id, after.version, round_closed(view.round))
+    final = await game.host.view(game.game_id)
+    assert {s.square for s in final.salvo.shots} == {"F7", "G7", "A9"}
+    assert final.salvo.reports[-1].hits == 2
+
+
+async def test_killed_shard_rearms_deadlines(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, deadline=3)
+    view = await game.host.view(game.game_id)
+    await game.host.submit(game.game_id, view.version, salvo=placement(0))
+    shard = await cluster.gateway.store.placement(game.game_id)
+    ray.kill(ray.get_actor(shard, namespace=NAMESPACE), no_restart=False)
+    # Nobody calls the game: the restarted shard's timer (re-armed from the deadline index,
+    # woken by the gateway's ping) must close the round by itself.
+    await cluster.gateway.router.ping_all()
+    closed = await wait_update(game.host, game.game_id, view.version, round_closed(0))
+    assert closed.data["early"] is False
