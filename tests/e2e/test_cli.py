@@ -31,7 +31,8 @@ def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 6
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             if proc.poll() is not None:
-                raise AssertionError(f"serve exited with {proc.returncode}: {proc.stdout.read() if proc.stdout else ''}")
+                output = proc.stdout.read() if proc.stdout else ""
+                raise AssertionError(f"serve exited with {proc.returncode}: {output}")
             try:
                 resp = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0, wait_for_ready=True)
                 if resp.status == health_pb2.HealthCheckResponse.SERVING:
