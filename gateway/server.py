@@ -70,6 +70,7 @@ class Gateway:
         self._secrets: dict[str, tuple[str, int]] = {}
         self._streams: dict[tuple[str, int], int] = {}
         self._kinds: dict[str, str] = {}
+        self._touched: dict[tuple[str, int], float] = {}
 
     async def kind_of(self, game_id: str) -> str:
         kind = self._kinds.get(game_id)
@@ -107,8 +108,17 @@ class Gateway:
             raise RemoteError({"type": "PermissionDenied", "code": "auth/permission_denied",
                                "field": "game_id", "rule": "A3",
                                "message": "game_id: this secret belongs to a player of another game"})
-        await self.store.touch_presence(found[0], found[1], PRESENCE_TTL_S)
+        await self.touch(found[0], found[1])
         return found
+
+    async def touch(self, game_id: str, seat: int) -> None:
+        """Refresh the player's presence, at most once per HEARTBEAT_S from this gateway."""
+        now = time.monotonic()
+        if now - self._touched.get((game_id, seat), -HEARTBEAT_S) >= HEARTBEAT_S:
+            if len(self._touched) > 100_000:  # forget players not seen for a while
+                self._touched = {k: t for k, t in self._touched.items() if now - t < HEARTBEAT_S}
+            self._touched[(game_id, seat)] = now
+            await self.store.touch_presence(game_id, seat, PRESENCE_TTL_S)
 
 
 async def run_unary(method: str, context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[R]]) -> R:
@@ -280,6 +290,7 @@ class GameService(game_pb2_grpc.GameServicer):
                 self.gw._streams[key] = left
             else:
                 del self.gw._streams[key]
+                self.gw._touched.pop(key, None)
                 with contextlib.suppress(Exception):
                     await self.gw.store.clear_presence(game_id, seat)
                     await self.gw.store.publish(game_id, {"presence": seat, "connected": False})

@@ -52,6 +52,9 @@ class Journal(Protocol):
 
     async def journal_append(self, game_id: str, entry: dict[str, Any]) -> int: ...
 
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any],
+                                     notice: dict[str, Any]) -> None: ...
+
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]: ...
 
     async def connected(self, game_id: str, seats: Any) -> set[int]: ...
@@ -163,13 +166,12 @@ class GameActor:
         return actor
 
     async def _commit(self, entry: dict[str, Any]) -> None:
-        """Journal an entry (durable), then apply it, then tell watchers the new version."""
-        await self.store.journal_append(self.game_id, entry)
+        """Journal an entry (durable) and tell watchers the new version, then apply it.
+
+        The notice goes out with the entry in one round trip; a watcher that hears it before we
+        applied the entry asks for updates under the game's lock, which we hold until applied."""
+        await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
         self.apply(entry)
-        try:
-            await self.store.publish(self.game_id, {"version": self.version})
-        except Exception:  # a lost notice is recovered by the next one; the entry is durable
-            log.exception("publish failed for %s", self.game_id)
 
     def apply(self, entry: Mapping[str, Any]) -> None:
         """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
@@ -342,7 +344,8 @@ class GameActor:
                                 "draft": bool(draft), "key": key, "at": self.now_ms()})
             ack = {"version": self.version, "round": self.state.round, "submitted": not draft,
                    "replayed": False}
-            await self._maybe_close_early()
+            if not draft:
+                await self._maybe_close_early()
             return ack
 
     async def chat(self, seat: int, text: str) -> dict[str, Any]:

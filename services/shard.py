@@ -177,16 +177,6 @@ class ShardCore:
                      draft: bool) -> dict[str, Any]:
         return await (await self.game(game_id)).submit(seat, orders, version=version, key=key, draft=draft)
 
-    async def submit_batch(self, calls: list[tuple[str, int, dict[str, Any], int, str, bool]]
-                           ) -> list[dict[str, Any]]:
-        """Many submissions in one Ray call; each answer is an ack or {"error": GameError dict}."""
-        async def one(call: tuple[str, int, dict[str, Any], int, str, bool]) -> dict[str, Any]:
-            try:
-                return await self.submit(*call)
-            except Exception as exc:
-                return {"error": error_dict(exc)}
-        return list(await asyncio.gather(*(one(c) for c in calls)))
-
     async def view(self, game_id: str, seat: int) -> dict[str, Any]:
         return await (await self.game(game_id)).view(seat)
 
@@ -237,6 +227,11 @@ class GameShard:
                 log.exception("shard call %s failed", method)
             return {"error": err}
         return {"ok": result}
+
+    async def call_many(self, calls: list[tuple[str, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+        """Many calls in one Ray call (the gateway batches per shard); run concurrently, each game's
+        own calls still in arrival order (its lock is fair)."""
+        return list(await asyncio.gather(*(self.call(m, *a) for m, a in calls)))
 
     async def ping(self) -> dict[str, Any]:
         await self.core.start()

@@ -56,6 +56,13 @@ class Store:
         """Append one entry; returns the journal's new length. Durable once this returns."""
         return int(await self.redis.rpush(self.key("g", game_id, "journal"), dumps(entry)))
 
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
+        """Append one entry and publish a notice in one round trip (the append is durable on return)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.rpush(self.key("g", game_id, "journal"), dumps(entry))
+        pipe.publish(self.channel(game_id), dumps(notice))
+        await pipe.execute()
+
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:
         raw = await self.redis.lrange(self.key("g", game_id, "journal"), 0, -1)
         return [json.loads(r) for r in raw]

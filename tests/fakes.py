@@ -34,6 +34,10 @@ class MemoryJournal:
         j.append(json.dumps(entry))
         return len(j)
 
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
+        await self.journal_append(game_id, entry)
+        await self.publish(game_id, notice)
+
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.journals.get(game_id, [])]
 
