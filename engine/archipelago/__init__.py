@@ -1,0 +1,24 @@
+"""Archipelago: simultaneous-turn island war (rules: shared/spec/archipelago.md, A1–A99).
+
+This package implements the engine core: the unit table (:mod:`.units`), the immutable board
+(:mod:`.board`), the state (:mod:`.state`), orders (:mod:`.orders`, A16–A20, A24, A91), the round
+resolution (:mod:`.resolve`, A21–A67, A91–A99), fog memory (:mod:`.fog`, A80–A83), the planning-time
+operations (:mod:`.economy`, A52–A53) and hand-made scenarios (:mod:`.scenario`).  The map
+generator (``mapgen``) and the full fog-of-war view (``view``) live in sibling modules.
+
+``GAME`` is the engine object (:class:`engine.base.Game`).  Parameters: ``players`` 2–8,
+``max_rounds`` (60), ``target`` (A5 by player count).
+"""
+
+from __future__ import annotations
+
+from engine.archipelago.economy import accept_offer, bank, chat, offer
+from engine.archipelago.fog import visible_tiles
+from engine.archipelago.game import GAME, ArchipelagoGame, initial_state, new_game
+from engine.archipelago.scenario import resolve_scenario, state_from_scenario
+from engine.archipelago.state import State, Unit
+from engine.archipelago.units import UNIT_TYPES, UnitType
+
+__all__ = ["GAME", "UNIT_TYPES", "ArchipelagoGame", "State", "Unit", "UnitType", "accept_offer", "bank",
+           "chat", "initial_state", "new_game", "offer", "resolve_scenario", "state_from_scenario",
+           "visible_tiles"]

@@ -1,0 +1,188 @@
+"""The Archipelago engine object (``engine.archipelago.GAME``) behind :class:`engine.base.Game`.
+
+Parameters (``normalize_config``): ``players`` 2..8 (A1), ``max_rounds`` (default 60, A67),
+``target`` (default by player count, A5).  Unknown keys (speed, deadlines) are kept untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.archipelago.board import Board, Tile, tie_key
+from engine.archipelago.fog import simple_view, update_memory
+from engine.archipelago.orders import parse_orders
+from engine.archipelago.resolve import compute_control, production, resolve_state
+from engine.archipelago.state import PlayerState, State, Unit
+from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
+from engine.base import Event, Orders, Outcome
+from engine.errors import InvalidOrder
+from engine.rng import Rng
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 8
+DEFAULT_MAX_ROUNDS = 60
+
+
+def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(config, Mapping):
+        raise InvalidOrder("config must be an object", field="config")
+    out = dict(config)
+    players = config.get("players")
+    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise InvalidOrder(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}", field="players")
+    mr = config.get("max_rounds", DEFAULT_MAX_ROUNDS)
+    if isinstance(mr, bool) or not isinstance(mr, int) or mr < 1:
+        raise InvalidOrder("max_rounds must be a positive integer", field="max_rounds")
+    target = config.get("target")
+    if target is None:
+        target = TARGETS[players]
+    elif isinstance(target, bool) or not isinstance(target, int) or target < 1:
+        raise InvalidOrder("target must be a positive integer", field="target")
+    out.update(players=players, max_rounds=mr, target=target)
+    return out
+
+
+def _sea_distance(board: Board, t: Tile) -> int:
+    r = 1
+    while r < board.width + board.height:
+        x, y = t
+        for dx in range(-r, r + 1):
+            dy = r - abs(dx)
+            for n in ((x + dx, y + dy), (x + dx, y - dy)):
+                if board.is_sea(n):
+                    return r
+        r += 1
+    return r
+
+
+def default_layout(board: Board, seat: int) -> list[tuple[str, Tile]]:
+    """A15: (type, tile) for the starting units of A13 in a deterministic default layout.
+
+    Flag on the home tile farthest from the sea (ties: A28 order from the base), the land mine on
+    the first free neighbour of the flag (N, E, S, W), Samal then the Turais on the free tiles
+    nearest the base (A28), the Dvora on the first sea neighbour of the base."""
+    base = board.bases[seat]
+    home = list(board.home_island(seat).tiles)
+    flag = min(home, key=lambda t: (-_sea_distance(board, t), tie_key(base, t)))
+    used = {flag}
+    free_nb = [n for n in board.neighbours(flag) if board.is_home_of(n, seat) and n != base]
+    mine = free_nb[0] if free_nb else min((t for t in home if t not in used), key=lambda t: tie_key(flag, t))
+    used.add(mine)
+    rest = sorted((t for t in home if t not in used), key=lambda t: tie_key(base, t))
+    sea = [n for n in board.neighbours(base) if board.is_sea(n)]
+    if not sea:
+        sea = sorted({n for t in home for n in board.neighbours(t) if board.is_sea(n)},
+                     key=lambda t: tie_key(base, t))
+    out: list[tuple[str, Tile]] = [("flag", flag), ("landmine", mine)]
+    land_units = [t for t in STARTING_UNITS if UNIT_TYPES[t].domain == "land" and t not in ("flag", "landmine")]
+    land_units.sort(key=lambda t: -UNIT_TYPES[t].duel_strength)
+    for typ, t in zip(land_units, rest, strict=False):
+        out.append((typ, t))
+    out.append(("dvora", sea[0]))
+    return out
+
+
+def new_game(config: Mapping[str, Any], seed: int) -> State:
+    cfg = normalize_config(config)
+    from engine.archipelago.mapgen import generate_map
+
+    players = int(cfg["players"])
+    board = Board.from_map(generate_map(seed, players))
+    return initial_state(board, players, seed, target=int(cfg["target"]), max_rounds=int(cfg["max_rounds"]))
+
+
+def initial_state(board: Board, players: int, seed: int, *, target: int | None = None,
+                  max_rounds: int = DEFAULT_MAX_ROUNDS) -> State:
+    """Round 0 on a given board: A13 units in the A15 default layout, A13 stocks."""
+    rng = Rng(seed)
+    secret = format(rng.next64(), "016x") + format(rng.next64(), "016x")
+    state = State(board, players, rng=rng, id_secret=secret,
+                  pstates=[PlayerState(stock=dict(STARTING_STOCK)) for _ in range(players)],
+                  target=target if target is not None else TARGETS.get(players, 10), max_rounds=max_rounds)
+    for p in range(players):
+        for typ, t in default_layout(board, p):
+            uid = state.new_id()
+            state.units[uid] = Unit(uid, p, typ, t)
+    state.control = compute_control(state)
+    update_memory(state)
+    return state
+
+
+def _events(raw: list[dict[str, Any]], start_vis: list[set[Tile]], end_vis: list[set[Tile]]) -> list[Event]:
+    """Cut raw events to their audiences (A85): participants in full, watchers what they saw."""
+    out: list[Event] = []
+    players = len(start_vis)
+    for e in raw:
+        parts = e["parts"]
+        if parts is None:
+            out.append(Event(e["ev"]["kind"], e["ev"], None))
+            continue
+        out.append(Event(e["ev"]["kind"], e["ev"], frozenset(parts)))
+        obs = e["observed"]
+        t = e["tile"]
+        if obs is None or t is None:
+            continue
+        watchers = frozenset(p for p in range(players) if p not in parts
+                             and (t in start_vis[p] or t in end_vis[p]))
+        if watchers:
+            data = {"kind": e["ev"]["kind"], **obs, "tile": e["ev"]["tile"]}
+            out.append(Event(e["ev"]["kind"], data, watchers))
+    return out
+
+
+class ArchipelagoGame:
+    """Stateless engine object; see :mod:`engine.archipelago`."""
+
+    name = "archipelago"
+    min_players = MIN_PLAYERS
+    max_players = MAX_PLAYERS
+
+    def normalize_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        return normalize_config(config)
+
+    def new_game(self, config: Mapping[str, Any], seed: int) -> State:
+        return new_game(config, seed)
+
+    def state_from_dict(self, d: Mapping[str, Any]) -> State:
+        return State.from_dict(d)
+
+    def view(self, state: State, player: int) -> dict[str, Any]:
+        try:
+            from engine.archipelago.view import view as fog_view
+        except ImportError:
+            return simple_view(state, player)
+        result: dict[str, Any] = fog_view(state, player)
+        return result
+
+    def expected_players(self, state: State) -> list[int]:
+        return [] if state.outcome is not None else list(range(state.players))
+
+    def validate(self, state: State, player: int, orders: Mapping[str, Any]) -> None:
+        parse_orders(state, player, orders, strict=True)
+
+    def resolve(self, state: State, orders_by_player: Mapping[int, Mapping[str, Any]]
+                ) -> tuple[State, list[Event]]:
+        by = {int(k): v for k, v in orders_by_player.items()}
+        new, raw, start_vis, end_vis = resolve_state(state, by)
+        return new, _events(raw, start_vis, end_vis)
+
+    def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None) -> Orders:
+        """Hold (A71 default): keep the default deployment in round 0, no orders afterwards."""
+        if view.get("outcome") is not None:
+            return {}
+        if view.get("round", 0) == 0:
+            return {"deploy": []}
+        orders: Orders = {"units": []}
+        if standing_orders and standing_orders.get("bonus") in ("wood", "food", "iron", "fuel"):
+            orders["bonus"] = standing_orders["bonus"]
+        return orders
+
+    def outcome(self, state: State) -> Outcome | None:
+        return None if state.outcome is None else Outcome.from_dict(state.outcome)
+
+
+GAME = ArchipelagoGame()
+
+__all__ = ["GAME", "ArchipelagoGame", "default_layout", "initial_state", "new_game", "normalize_config",
+           "production"]

@@ -1,0 +1,479 @@
+"""Parsing and validating one player's orders for one round (A13–A20, A24, A36–A39, A42, A91).
+
+Orders (JSON)::
+
+    {"units": [{"unit": id, "path": ["N", "E", ...]}          # move by steps (A18)
+               | {"unit": id, "to": {"x": .., "y": ..}}       # destination, server plans (A18, A28)
+               | {"unit": id, "action": "outpost"|"bombard"|"strike"|"reveal", "target": id}],
+     "builds": [{"type": "rank5", "tile": {...}?, "ship": id?}],
+     "bonus": "wood"|"food"|"iron"|"fuel",
+     "deploy": [{"unit": id, "tile": {...}}]}                   # round 0 only
+
+:func:`parse_orders` with ``strict=True`` is validation (A20: errors name the field, the rule and
+the unit; the first error refuses the whole submission).  With ``strict=False`` (resolution)
+malformed entries are skipped and rule questions are left to the resolution, which holds, skips or
+refunds as the rules say (A27, A42, A91).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.archipelago.board import DELTA, DIRS, Tile, dist, parse_tile, step
+from engine.archipelago.fog import is_explored, sees_unit, visible_tiles, watch_tiles
+from engine.archipelago.state import State, Unit
+from engine.archipelago.units import LAND, RESOURCES, SEA, UNIT_TYPES
+from engine.errors import GameError, IllegalOrder, InvalidOrder, NotYourTurn
+
+ACTIONS = ("outpost", "bombard", "strike", "reveal")
+OUTPOST_COST: dict[str, int] = {"food": 1, "wood": 1}
+STRIKE_COST: dict[str, int] = {"fuel": 1}
+STRIKE_RANGE = 5
+REVEAL_RANGE = 2
+
+_TOP_KEYS = frozenset({"units", "builds", "bonus", "deploy"})
+_UNIT_KEYS = frozenset({"unit", "path", "to", "action", "target"})
+_BUILD_KEYS = frozenset({"type", "tile", "ship"})
+
+
+@dataclass
+class Build:
+    type: str
+    tile: Tile | None = None
+    ship: str | None = None
+
+
+@dataclass
+class Parsed:
+    """One player's orders, checked and normalised."""
+
+    moves: dict[str, list[str]] = field(default_factory=dict)
+    actions: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    builds: list[Build] = field(default_factory=list)
+    bonus: str | None = None
+    deploy: list[tuple[str, Tile]] = field(default_factory=list)
+
+
+def _own_unit(state: State, player: int, uid: Any, fld: str) -> Unit:
+    if not isinstance(uid, str) or not uid:
+        raise InvalidOrder("must be a unit id (string)", field=fld)
+    u = state.units.get(uid)
+    if u is None or u.owner != player:
+        raise IllegalOrder(f"unit {uid}: no such unit of yours", rule="A18", field=fld)
+    return u
+
+
+def passable(state: State, u: Unit, t: Tile) -> bool:
+    """Terrain a unit may move over (A23, A60)."""
+    ut = UNIT_TYPES[u.type]
+    b = state.board
+    if not b.in_bounds(t):
+        return False
+    if ut.id == "flag":
+        return b.is_home_of(t, u.owner)
+    if ut.domain == LAND:
+        return ut.id == "navcommando" or t in b.land
+    if ut.domain == SEA:
+        return t not in b.land
+    return True
+
+
+def plan_path(state: State, player: int, u: Unit, dest: Tile) -> list[str] | None:
+    """A18: the shortest path over ``player``'s explored terrain, ignoring units, A28 ties.
+
+    The first shortest path in direction order N, E, S, W at each step; ``None`` if unreachable.
+    A land unit may end on its own idle carrier's tile (boarding)."""
+    start = u.tile
+    if dest == start:
+        return []
+    b = state.board
+    if not b.in_bounds(dest) or not is_explored(state, player, dest):
+        return None
+
+    def ok(t: Tile) -> bool:
+        return passable(state, u, t) and is_explored(state, player, t)
+
+    if not ok(dest):
+        c = _carrier_on(state, player, dest)
+        if not (c is not None and UNIT_TYPES[u.type].domain == LAND and u.type != "flag"):
+            return None
+    distances: dict[Tile, int] = {dest: 0}
+    frontier = [dest]
+    while frontier and start not in distances:
+        nxt: list[Tile] = []
+        for t in frontier:
+            d = distances[t] + 1
+            for nt in b.neighbours(t):
+                if nt not in distances and (nt == start or ok(nt)):
+                    distances[nt] = d
+                    nxt.append(nt)
+        frontier = nxt
+    if start not in distances:
+        return None
+    path: list[str] = []
+    cur = start
+    while cur != dest:
+        want = distances[cur] - 1
+        for dname in DIRS:
+            nt = step(cur, dname)
+            if distances.get(nt) == want:
+                path.append(dname)
+                cur = nt
+                break
+    return path
+
+
+def _carrier_on(state: State, player: int, t: Tile) -> Unit | None:
+    """An own carrier (ship with capacity or transport plane) standing on ``t``."""
+    for u in state.units.values():
+        if u.tile == t and u.owner == player and u.carrier is None and UNIT_TYPES[u.type].is_carrier:
+            return u
+    return None
+
+
+def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict: bool) -> Parsed:
+    """Check and normalise ``orders`` (see module docstring)."""
+    if strict:
+        if state.outcome is not None:
+            raise NotYourTurn("the game is over")
+        if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < state.players:
+            raise InvalidOrder(f"must be a seat number 0..{state.players - 1}", field="player")
+    if not isinstance(orders, Mapping):
+        if strict:
+            raise InvalidOrder("orders must be an object", field="orders")
+        return Parsed()
+    out = Parsed()
+    if strict:
+        for k in orders:
+            if k not in _TOP_KEYS:
+                raise InvalidOrder(f"unknown field {k!r}", field=str(k))
+    vis: set[Tile] | None = None
+    watch: set[Tile] | None = None
+
+    def sight() -> tuple[set[Tile], set[Tile]]:
+        nonlocal vis, watch
+        if vis is None or watch is None:
+            vis = visible_tiles(state, player)
+            watch = watch_tiles(state, player)
+        return vis, watch
+
+    def guard(fn: Any, *args: Any) -> None:
+        if strict:
+            fn(*args)
+            return
+        try:
+            fn(*args)
+        except (GameError, KeyError, TypeError, ValueError):
+            pass
+
+    # -- bonus ----------------------------------------------------------------------------------
+    if "bonus" in orders and orders["bonus"] is not None:
+        def do_bonus() -> None:
+            if orders["bonus"] not in RESOURCES:
+                raise InvalidOrder(f"bonus must be one of {', '.join(RESOURCES)}", field="bonus")
+            out.bonus = str(orders["bonus"])
+        guard(do_bonus)
+
+    # -- deployment (round 0) --------------------------------------------------------------------
+    deploy = orders.get("deploy")
+    if deploy:
+        if state.round != 0:
+            if strict:
+                raise IllegalOrder("deployment happens in round 0 only", rule="A13", field="deploy")
+        elif not isinstance(deploy, list):
+            if strict:
+                raise InvalidOrder("must be a list", field="deploy")
+        else:
+            for i, ent in enumerate(deploy):
+                guard(_parse_deploy, state, player, ent, f"deploy[{i}]", out)
+    units = orders.get("units")
+    builds = orders.get("builds")
+    if state.round == 0 and (units or builds):
+        if strict:
+            raise IllegalOrder("round 0 is for deployment: no moves, actions or builds", rule="A13",
+                               field="units" if units else "builds")
+        return out
+    # -- unit orders ----------------------------------------------------------------------------
+    if units is not None:
+        if not isinstance(units, list):
+            if strict:
+                raise InvalidOrder("must be a list", field="units")
+        else:
+            for i, ent in enumerate(units):
+                guard(_parse_unit_order, state, player, ent, f"units[{i}]", out, strict, sight)
+    if strict:
+        _check_carriers(state, player, out, units if isinstance(units, list) else [])
+    # -- builds ---------------------------------------------------------------------------------
+    if builds is not None:
+        if not isinstance(builds, list):
+            if strict:
+                raise InvalidOrder("must be a list", field="builds")
+        else:
+            for i, ent in enumerate(builds):
+                guard(_parse_build, state, player, ent, f"builds[{i}]", out, strict, sight)
+    if strict:
+        _check_affordable(state, player, out)
+    return out
+
+
+def _parse_deploy(state: State, player: int, ent: Any, f: str, out: Parsed) -> None:
+    if not isinstance(ent, Mapping) or set(ent) - {"unit", "tile"}:
+        raise InvalidOrder("a deployment is {\"unit\": id, \"tile\": {x, y}}", field=f)
+    u = _own_unit(state, player, ent.get("unit"), f + ".unit")
+    try:
+        t = parse_tile(ent.get("tile"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise InvalidOrder(str(e) or "bad tile", field=f + ".tile") from None
+    b = state.board
+    ut = UNIT_TYPES[u.type]
+    if ut.domain == LAND:
+        if not b.is_home_of(t, player):
+            raise IllegalOrder(f"unit {u.id}: land units deploy on your home island", rule="A14",
+                               field=f + ".tile")
+    elif ut.domain == SEA:
+        if not b.is_sea(t) or not any(b.is_home_of(n, player) for n in b.neighbours(t)):
+            raise IllegalOrder(f"unit {u.id}: ships deploy on sea next to your home island", rule="A14",
+                               field=f + ".tile")
+    else:
+        if not b.is_home_of(t, player):
+            raise IllegalOrder(f"unit {u.id}: aircraft deploy on your home island", rule="A14",
+                               field=f + ".tile")
+    out.deploy.append((u.id, t))
+
+
+def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, strict: bool,
+                      sight: Any) -> None:
+    if not isinstance(ent, Mapping):
+        raise InvalidOrder("a unit order is an object", field=f)
+    if strict:
+        for k in ent:
+            if k not in _UNIT_KEYS:
+                raise InvalidOrder(f"unknown field {k!r}", field=f"{f}.{k}")
+    u = _own_unit(state, player, ent.get("unit"), f + ".unit")
+    if u.id in out.moves or u.id in out.actions:
+        if strict:
+            raise IllegalOrder(f"unit {u.id}: at most one order per unit", rule="A18", field=f + ".unit")
+        return
+    kinds = [k for k in ("path", "to", "action") if k in ent]
+    if len(kinds) != 1:
+        raise InvalidOrder(f"unit {u.id}: give exactly one of path, to, action", field=f)
+    ut = UNIT_TYPES[u.type]
+    kind = kinds[0]
+    if strict and ut.is_flag and u.carrier is not None and kind != "action":
+        raise IllegalOrder(f"unit {u.id}: your flag is carried by an enemy", rule="A61", field=f"{f}.{kind}")
+    if kind != "action" and "target" in ent:
+        raise InvalidOrder(f"unit {u.id}: target belongs to an action", field=f + ".target")
+    if kind == "path":
+        path = ent["path"]
+        if not isinstance(path, list):
+            raise InvalidOrder(f"unit {u.id}: path is a list of N, E, S, W", field=f + ".path")
+        for k, d in enumerate(path):
+            if d not in DELTA:
+                raise InvalidOrder(f"unit {u.id}: step {d!r} is not one of N, E, S, W",
+                                   field=f"{f}.path[{k}]")
+        if strict:
+            if ut.move == 0 and path:
+                raise IllegalOrder(f"unit {u.id}: a {ut.name} never moves", rule="A91", field=f + ".path")
+            if len(path) > ut.move:
+                raise IllegalOrder(f"unit {u.id}: path of {len(path)} steps, move is {ut.move}",
+                                   rule="A18", field=f"{f}.path[{ut.move}]")
+            t = u.tile
+            for k, d in enumerate(path):
+                t = step(t, d)
+                if not state.board.in_bounds(t):
+                    raise IllegalOrder(f"unit {u.id}: step {k + 1} leaves the board", rule="A91",
+                                       field=f"{f}.path[{k}]")
+        steps = [str(d) for d in path[: ut.move]]
+        if steps:
+            out.moves[u.id] = steps
+        return
+    if kind == "to":
+        try:
+            dest = parse_tile(ent["to"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise InvalidOrder(str(e) or "bad tile", field=f + ".to") from None
+        if ut.move == 0:
+            raise IllegalOrder(f"unit {u.id}: a {ut.name} never moves", rule="A91", field=f + ".to")
+        planned = plan_path(state, player, u, dest)
+        if planned is None:
+            raise IllegalOrder(f"unit {u.id}: no path over explored terrain to ({dest[0]}, {dest[1]})",
+                               rule="A18", field=f + ".to")
+        if planned[: ut.move]:
+            out.moves[u.id] = planned[: ut.move]
+        return
+    action = ent["action"]
+    if action not in ACTIONS:
+        raise InvalidOrder(f"unit {u.id}: action must be one of {', '.join(ACTIONS)}", field=f + ".action")
+    target = ent.get("target")
+    if action == "outpost":
+        if target is not None:
+            raise InvalidOrder(f"unit {u.id}: an outpost has no target", field=f + ".target")
+        if strict:
+            _check_outpost(state, player, u, f)
+        out.actions[u.id] = ("outpost", None)
+        return
+    if not isinstance(target, str) or not target:
+        raise InvalidOrder(f"unit {u.id}: {action} needs a target unit id", field=f + ".target")
+    if strict:
+        _check_targeted(state, player, u, str(action), target, f, sight)
+    out.actions[u.id] = (str(action), target)
+
+
+def _check_outpost(state: State, player: int, u: Unit, f: str) -> None:
+    ut = UNIT_TYPES[u.type]
+    if ut.domain != LAND or ut.is_mine or ut.is_flag:
+        raise IllegalOrder(f"unit {u.id}: only a land unit (not a mine or flag) founds an outpost",
+                           rule="A36", field=f + ".action")
+    if u.carrier is not None or u.tile not in state.board.land:
+        raise IllegalOrder(f"unit {u.id}: an outpost needs the unit on land", rule="A36", field=f + ".action")
+    if state.board.is_home_of(u.tile, player):
+        raise IllegalOrder(f"unit {u.id}: no outposts on your own home island", rule="A36",
+                           field=f + ".action")
+    if u.tile in state.outposts:
+        raise IllegalOrder(f"unit {u.id}: this tile already has an outpost", rule="A36", field=f + ".action")
+
+
+def _check_targeted(state: State, player: int, u: Unit, action: str, target: str, f: str,
+                    sight: Any) -> None:
+    ut = UNIT_TYPES[u.type]
+    if u.carrier is not None:
+        raise IllegalOrder(f"unit {u.id}: cargo takes no action", rule="A24", field=f + ".action")
+    vis, watch = sight()
+    tu = state.units.get(target)
+    if tu is None or tu.owner == player or not sees_unit(state, player, tu, vis, watch):
+        raise IllegalOrder(f"unit {u.id}: no visible enemy unit {target}", rule=_RULE[action],
+                           field=f + ".target")
+    if action == "reveal":
+        if ut.id != "spy":
+            raise IllegalOrder(f"unit {u.id}: only a spy reveals ranks", rule="A39", field=f + ".action")
+        if dist(u.tile, tu.tile) > REVEAL_RANGE:
+            raise IllegalOrder(f"unit {u.id}: target {target} is beyond distance 2", rule="A39",
+                               field=f + ".target")
+    elif action == "bombard":
+        if not ut.is_warship:
+            raise IllegalOrder(f"unit {u.id}: only a warship bombards", rule="A37", field=f + ".action")
+        if dist(u.tile, tu.tile) != 1 or tu.tile not in state.board.land:
+            raise IllegalOrder(f"unit {u.id}: target {target} is not on an adjacent land tile",
+                               rule="A37", field=f + ".target")
+        if UNIT_TYPES[tu.type].domain == "air":
+            raise IllegalOrder(f"unit {u.id}: target {target} is an aircraft, not a land unit", rule="A37",
+                               field=f + ".target")
+    elif action == "strike":
+        if ut.id != "fighter":
+            raise IllegalOrder(f"unit {u.id}: only a fighter strikes", rule="A38", field=f + ".action")
+        if dist(u.tile, tu.tile) > STRIKE_RANGE:
+            raise IllegalOrder(f"unit {u.id}: target {target} is beyond distance 5", rule="A38",
+                               field=f + ".target")
+
+
+_RULE = {"reveal": "A39", "bombard": "A37", "strike": "A38"}
+
+
+def _check_carriers(state: State, player: int, out: Parsed, units: list[Any]) -> None:
+    """A24/A91: cargo moves and boardings only while the carrier holds still; A19."""
+    index: dict[str, int] = {}
+    for i, ent in enumerate(units):
+        if isinstance(ent, Mapping) and isinstance(ent.get("unit"), str):
+            index.setdefault(ent["unit"], i)
+    for uid, path in out.moves.items():
+        u = state.units[uid]
+        f = f"units[{index.get(uid, 0)}]"
+        if u.carrier is not None and u.carrier in out.moves:
+            raise IllegalOrder(f"unit {uid}: cargo cannot step while its carrier {u.carrier} moves",
+                               rule="A24", field=f + ".path[0]")
+        ut = UNIT_TYPES[u.type]
+        if ut.domain != LAND or ut.is_flag:
+            continue
+        t = u.tile
+        for k, d in enumerate(path):
+            t = step(t, d)
+            c = _carrier_on(state, player, t)
+            if c is not None and c.id != u.carrier:
+                if c.id in out.moves:
+                    raise IllegalOrder(f"unit {uid}: boarding {c.id} needs it to have no move order",
+                                       rule="A24", field=f"{f}.path[{k}]")
+                break
+
+
+def _check_affordable(state: State, player: int, out: Parsed) -> None:
+    need = {r: 0 for r in RESOURCES}
+    for kind, _ in out.actions.values():
+        if kind == "outpost":
+            for r, n in OUTPOST_COST.items():
+                need[r] += n
+        elif kind == "strike":
+            for r, n in STRIKE_COST.items():
+                need[r] += n
+    for b in out.builds:
+        for r, n in UNIT_TYPES[b.type].cost.items():
+            need[r] += n
+    stock = state.pstates[player].stock
+    for r in RESOURCES:
+        if need[r] > stock[r]:
+            raise IllegalOrder(f"builds, outposts and strikes need {need[r]} {r}, you have {stock[r]}",
+                               rule="A20", field="builds")
+
+
+def _parse_build(state: State, player: int, ent: Any, f: str, out: Parsed, strict: bool,
+                 sight: Any) -> None:
+    if not isinstance(ent, Mapping):
+        raise InvalidOrder("a build is an object", field=f)
+    if strict:
+        for k in ent:
+            if k not in _BUILD_KEYS:
+                raise InvalidOrder(f"unknown field {k!r}", field=f"{f}.{k}")
+    typ = ent.get("type")
+    if not isinstance(typ, str) or typ not in UNIT_TYPES or not UNIT_TYPES[typ].buildable:
+        raise InvalidOrder(f"unknown or unbuildable unit type {typ!r}", field=f + ".type")
+    ut = UNIT_TYPES[typ]
+    b = Build(typ)
+    if ut.is_mine:
+        try:
+            b.tile = parse_tile(ent.get("tile"))
+        except (KeyError, TypeError, ValueError):
+            raise InvalidOrder(f"a {ut.name} build names its tile", field=f + ".tile") from None
+    elif strict and ent.get("tile") is not None:
+        raise InvalidOrder(f"a {ut.name} build takes no tile", field=f + ".tile")
+    if typ == "raft":
+        ship = ent.get("ship")
+        if not isinstance(ship, str) or not ship:
+            raise InvalidOrder("a raft build names its ship", field=f + ".ship")
+        b.ship = ship
+    elif strict and ent.get("ship") is not None:
+        raise InvalidOrder(f"a {ut.name} build takes no ship", field=f + ".ship")
+    if strict:
+        _check_build(state, player, b, f, out, sight)
+    out.builds.append(b)
+
+
+def _check_build(state: State, player: int, b: Build, f: str, out: Parsed, sight: Any) -> None:
+    ut = UNIT_TYPES[b.type]
+    board = state.board
+    if ut.limit is not None:
+        have = sum(1 for u in state.units.values() if u.owner == player and u.type == b.type)
+        have += sum(1 for x in out.builds if x.type == b.type)
+        if have >= ut.limit:
+            raise IllegalOrder(f"at most {ut.limit} {ut.name} per player", rule="A42", field=f + ".type")
+    if ut.is_mine:
+        assert b.tile is not None
+        t = b.tile
+        vis, watch = sight()
+        seen = [u for u in state.units.values() if u.tile == t and u.carrier is None
+                and sees_unit(state, player, u, vis, watch)]
+        if b.type == "landmine":
+            if t not in board.land or state.control.get(t) != player:
+                raise IllegalOrder("a land mine goes on a land tile you control", rule="A42", field=f + ".tile")
+        else:
+            if not board.is_sea(t) or not any(state.control.get(n) == player for n in board.neighbours(t)):
+                raise IllegalOrder("a sea mine goes on a sea tile next to land you control", rule="A42",
+                                   field=f + ".tile")
+        if seen or any(x.tile == t for x in out.builds):
+            raise IllegalOrder("the mine's tile is not empty", rule="A42", field=f + ".tile")
+    if b.type == "raft":
+        s = state.units.get(b.ship or "")
+        if s is None or s.owner != player or not UNIT_TYPES[s.type].is_ship or s.type == "raft":
+            raise IllegalOrder(f"no ship {b.ship} of yours", rule="A33", field=f + ".ship")
+        if s.raft or any(x.ship == s.id for x in out.builds):
+            raise IllegalOrder(f"ship {s.id} already has a raft", rule="A33", field=f + ".ship")

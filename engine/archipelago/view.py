@@ -1,0 +1,340 @@
+"""What one player may know of an Archipelago game: ``view(state, player)`` (A80–A85).
+
+The view is *computed* from the full state after every round (never stored) and holds exactly what
+the player may know, nothing else:
+
+- A80 the tiles it sees now (sight of its units — cargo sees nothing —, its outposts 1, its base 2);
+  an enemy submarine only from a tile orthogonally adjacent to one of its sighted units, outposts
+  or base (:func:`engine.archipelago.fog.sees_unit`);
+- A81 the terrain of every tile it ever saw, without units;
+- A82 its own units in full; enemy units in sight as id + owner + *shown domain* (``"air"`` for
+  aircraft, else the terrain of their tile: a naval commando at sea looks like a ship, a land mine
+  like any land unit, a sea mine like any ship), with their type only once revealed (A31, A37–A39);
+  its own flag while carried by an enemy only while that carrier is itself in sight;
+- A83 the enemy log: every enemy unit seen before and not in sight now, with last tile, round last
+  seen, how many rounds ago, and its type if revealed;
+- A84 of every seat only the public figures: score and total resource count as it stood when the
+  round opened (nicknames, submitted and connected flags are added by the services);
+- A85 the events of the last round, already cut by the engine to the player's audience
+  (:meth:`engine.base.Event.visible_to`); the state does not keep them, so the caller passes the
+  events ``GAME.resolve`` returned (``view(state, player, events)``).
+
+Shape (JSON; keys are snake_case; a tile is ``{"x": int, "y": int}``; keys without a value are
+omitted, never ``None``; lists are sorted as stated, so equal knowledge gives equal views)::
+
+    {"game": "archipelago", "player": int, "players": int,
+     "round": int, "version": int, "target": int, "max_rounds": int,
+     "width": int, "height": int,
+     "rows": [str, ...],                 # one per row y, char x: "?" unexplored, "." sea, "#" land
+     "visible": [tile, ...],             # A80 tiles in sight now, sorted by (y, x)
+     "base": tile,                       # own base
+     "bases": [{"seat": int, "tile": tile}],          # explored bases (own included), by seat
+     "islands": [{"id": int, "kind": "home"|"ring"|"centre", "owner"?: int,   # owner: home islands
+                  "tiles": [tile, ...]}],             # explored tiles only; islands with none omitted
+     "resource_tiles": [{"tile": tile, "resource": str}],   # explored resource tiles, by (y, x)
+     "ports": [{"tile": tile, "resource": str}],            # explored ports, by (y, x)
+     "units": [{"id", "owner", "type", "tile",        # own units, by id
+                "carrier"?: id,                       # cargo: its ship/plane; own flag: enemy bearer
+                "cargo"?: [id, ...], "flag"?: id,     # flag: the enemy flag this unit carries
+                "raft"?: true}],
+     "enemies": [{"id", "owner", "domain": "land"|"sea"|"air", "tile",   # enemy units in sight, by id
+                  "type"?: str}],                     # only once revealed
+     "enemy_log": [{"id", "tile", "round": int, "rounds_ago": int,   # seen before, not in sight now
+                    "type"?: str}],                   # by id
+     "outposts": [{"tile": tile, "owner": int}],      # own outposts and those on tiles in sight
+     "control": [tile, ...],                          # land tiles the player controls, by (y, x)
+     "stock": {"wood", "food", "iron", "fuel"},       # own stock (all four keys)
+     "score": int, "flags_captured": int, "bonus"?: str,      # bonus: standing A51 choice
+     "seats": [{"seat": int, "score": int, "resource_total": int}],  # A84, every seat (own included)
+     "offers": [{"id", "from_seat", "to_seat"?, "give": {res: n}, "get": {res: n}}],
+                                                      # pending: addressed to the player or made by it
+     "chat": [{"from_seat", "to_seat"?, "text", "round"}],   # this round's messages to/from the player
+     "events": [{"kind": str, ...}],                  # last round's events for this player (A85)
+     "outcome"?: {"winners", "draw", "reason", "scores"}}
+
+Pure and fast: one pass over the units, bit operations for the explored set; no I/O.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.archipelago.board import Board, Tile
+from engine.archipelago.fog import BASE_SIGHT, OUTPOST_SIGHT
+from engine.archipelago.state import State, Unit
+from engine.archipelago.units import RESOURCES, UNIT_TYPES
+from engine.base import Event
+
+_SIGHT: dict[str, int] = {k: t.sight for k, t in UNIT_TYPES.items()}
+_AIR: frozenset[str] = frozenset(k for k, t in UNIT_TYPES.items() if t.domain == "air")
+
+
+class _BoardCache:
+    """Per-board constants (the board is immutable and shared by every state of a game)."""
+
+    __slots__ = ("islands", "ports", "resources", "terrain", "tiles")
+
+    def __init__(self, b: Board) -> None:
+        self.terrain: list[str] = b.rows()
+        w = b.width
+        self.tiles: dict[Tile, dict[str, int]] = {}
+        self.resources: list[tuple[int, Tile, str]] = sorted(
+            ((t[1] * w + t[0], t, r) for t, r in b.resources.items()), key=lambda e: e[0])
+        self.ports: list[tuple[int, Tile, str]] = sorted(
+            ((t[1] * w + t[0], t, r) for t, r in b.ports.items()), key=lambda e: e[0])
+        self.islands: list[tuple[int, str, int | None, list[tuple[int, Tile]]]] = [
+            (isl.id, isl.kind, isl.owner if isl.kind == "home" else None,
+             sorted((t[1] * w + t[0], t) for t in isl.tiles))
+            for isl in b.islands]
+
+
+_CACHE: weakref.WeakKeyDictionary[Board, _BoardCache] = weakref.WeakKeyDictionary()
+
+
+def _board_cache(b: Board) -> _BoardCache:
+    c = _CACHE.get(b)
+    if c is None:
+        c = _CACHE[b] = _BoardCache(b)
+    return c
+
+
+def _t(t: Tile) -> dict[str, int]:
+    return {"x": t[0], "y": t[1]}
+
+
+def sight_sets(state: State, player: int) -> tuple[set[Tile], set[Tile]]:
+    """A80: (tiles in sight, tiles from which an enemy submarine is seen) for ``player``.
+
+    The same sets as :func:`engine.archipelago.fog.visible_tiles` and ``fog.watch_tiles``,
+    computed in one pass over the units."""
+    b = state.board
+    w, h = b.width, b.height
+    centres: list[tuple[Tile, int]] = []
+    watch_src: list[Tile] = []
+    for u in state.units.values():
+        if u.owner == player and u.carrier is None:
+            r = _SIGHT[u.type]
+            centres.append((u.tile, r))
+            if r > 0:
+                watch_src.append(u.tile)
+    for t, p in state.outposts.items():
+        if p == player:
+            centres.append((t, OUTPOST_SIGHT))
+            watch_src.append(t)
+    if player < len(b.bases):
+        centres.append((b.bases[player], BASE_SIGHT))
+        watch_src.append(b.bases[player])
+    vis: set[Tile] = set()
+    add = vis.add
+    for (x, y), r in centres:
+        if r == 0:
+            add((x, y))
+            continue
+        for dy in range(-r, r + 1):
+            ny = y + dy
+            if not 0 <= ny < h:
+                continue
+            k = r - abs(dy)
+            for nx in range(max(0, x - k), min(w - 1, x + k) + 1):
+                add((nx, ny))
+    watch: set[Tile] = set()
+    wadd = watch.add
+    for x, y in watch_src:
+        wadd((x, y))
+        wadd((x, y - 1))
+        wadd((x + 1, y))
+        wadd((x, y + 1))
+        wadd((x - 1, y))
+    return vis, watch
+
+
+def enemy_in_sight(u: Unit, vis: set[Tile], watch: set[Tile]) -> bool:
+    """A80/A82 for an enemy unit: not cargo (nor a carried flag), on a tile in sight; a submarine
+    only on a tile orthogonally adjacent to a watcher."""
+    if u.carrier is not None or u.tile not in vis:
+        return False
+    return u.type != "submarine" or u.tile in watch
+
+
+def shown_domain(state: State, u: Unit) -> str:
+    """A82: "air" for aircraft, else the terrain of the unit's tile."""
+    if u.type in _AIR:
+        return "air"
+    return "land" if u.tile in state.board.land else "sea"
+
+
+def _goods(g: Any) -> dict[str, int]:
+    return {r: int(g.get(r, 0)) for r in RESOURCES if g.get(r)}
+
+
+def _explored_bits(explored: int, n: int) -> str:
+    """Bit i of ``explored`` as character i ("1" explored)."""
+    return format(explored, f"0{n}b")[::-1][:n] if explored else "0" * n
+
+
+def view(state: State, player: int, events: Iterable[Event] | None = None) -> dict[str, Any]:
+    """Everything ``player`` may know of ``state`` (module docstring: shape and rules A80–A85).
+
+    ``events``: the events of the last round as returned by ``GAME.resolve``; only those whose
+    audience includes ``player`` are kept (A85)."""
+    b = state.board
+    w, h = b.width, b.height
+    cache = _board_cache(b)
+    ps = state.pstates[player]
+    units = state.units
+    vis, watch = sight_sets(state, player)
+
+    # -- A81 explored terrain ------------------------------------------------------------------
+    bits = _explored_bits(ps.explored, w * h)
+    rows: list[str] = []
+    full = "1" * w
+    none = "0" * w
+    for y, terrain in enumerate(cache.terrain):
+        seg = bits[y * w:(y + 1) * w]
+        if seg == full:
+            rows.append(terrain)
+        elif seg == none:
+            rows.append("?" * w)
+        else:
+            rows.append("".join(c if m == "1" else "?" for c, m in zip(terrain, seg, strict=True)))
+
+    # -- A82 units -----------------------------------------------------------------------------
+    own: list[dict[str, Any]] = []
+    enemies: list[dict[str, Any]] = []
+    in_sight: set[str] = set()
+    revealed = ps.revealed
+    for uid in sorted(units):
+        u = units[uid]
+        if u.owner == player:
+            if u.type == "flag" and u.carrier is not None:
+                bearer = units.get(u.carrier)
+                if bearer is None or bearer.owner == player or not enemy_in_sight(bearer, vis, watch):
+                    continue  # A82: own carried flag only while its carrier is in sight
+            d: dict[str, Any] = {"id": uid, "owner": player, "type": u.type, "tile": _t(u.tile)}
+            if u.carrier is not None:
+                d["carrier"] = u.carrier
+            if u.cargo:
+                d["cargo"] = list(u.cargo)
+            if u.flag is not None:
+                d["flag"] = u.flag
+            if u.raft:
+                d["raft"] = True
+            own.append(d)
+        elif enemy_in_sight(u, vis, watch):
+            in_sight.add(uid)
+            e: dict[str, Any] = {"id": uid, "owner": u.owner, "domain": shown_domain(state, u),
+                                 "tile": _t(u.tile)}
+            if uid in revealed:
+                e["type"] = u.type
+            enemies.append(e)
+
+    # -- A83 enemy log -------------------------------------------------------------------------
+    log: list[dict[str, Any]] = []
+    for uid in sorted(ps.log):
+        if uid in in_sight:
+            continue
+        t, rnd, typ = ps.log[uid]
+        ent: dict[str, Any] = {"id": uid, "tile": _t(t), "round": rnd,
+                               "rounds_ago": max(0, state.round - rnd)}
+        if typ is not None:
+            ent["type"] = typ
+        log.append(ent)
+
+    # -- map features of explored tiles ----------------------------------------------------------
+    resource_tiles = [{"tile": _t(t), "resource": r} for i, t, r in cache.resources if bits[i] == "1"]
+    ports = [{"tile": _t(t), "resource": r} for i, t, r in cache.ports if bits[i] == "1"]
+    bases = [{"seat": s, "tile": _t(t)} for s, t in enumerate(b.bases)
+             if s < state.players and bits[t[1] * w + t[0]] == "1"]
+    islands: list[dict[str, Any]] = []
+    for iid, kind, owner, itiles in cache.islands:
+        seen = [_t(t) for i, t in itiles if bits[i] == "1"]
+        if not seen:
+            continue
+        isl: dict[str, Any] = {"id": iid, "kind": kind}
+        if owner is not None:
+            isl["owner"] = owner
+        isl["tiles"] = seen
+        islands.append(isl)
+    outposts = [{"tile": _t(t), "owner": p}
+                for t, p in sorted(state.outposts.items(), key=lambda i: (i[0][1], i[0][0]))
+                if p == player or t in vis]
+    control = [_t(t) for t in sorted((t for t, p in state.control.items() if p == player),
+                                     key=lambda t: (t[1], t[0]))]
+
+    # -- A84 public figures, A52/A53 trades and chat ---------------------------------------------
+    seats = [{"seat": s, "score": q.score, "resource_total": q.opening_total}
+             for s, q in enumerate(state.pstates)]
+    offers: list[dict[str, Any]] = []
+    for o in state.offers:
+        to = o.get("to")
+        if o["from"] != player and to is not None and to != player:
+            continue
+        od: dict[str, Any] = {"id": o["id"], "from_seat": o["from"]}
+        if to is not None:
+            od["to_seat"] = to
+        od["give"] = _goods(o["give"])
+        od["get"] = _goods(o["get"])
+        offers.append(od)
+    chat: list[dict[str, Any]] = []
+    for m in state.chat:
+        to = m.get("to")
+        if m["from"] != player and to is not None and to != player:
+            continue
+        md: dict[str, Any] = {"from_seat": m["from"]}
+        if to is not None:
+            md["to_seat"] = to
+        md["text"] = m["text"]
+        md["round"] = m["round"]
+        chat.append(md)
+
+    out: dict[str, Any] = {
+        "game": "archipelago", "player": player, "players": state.players,
+        "round": state.round, "version": state.version, "target": state.target,
+        "max_rounds": state.max_rounds, "width": w, "height": h,
+        "rows": rows,
+        "visible": [_t(t) for t in sorted(vis, key=lambda t: (t[1], t[0]))],
+        "base": _t(b.bases[player]),
+        "bases": bases, "islands": islands, "resource_tiles": resource_tiles, "ports": ports,
+        "units": own, "enemies": enemies, "enemy_log": log,
+        "outposts": outposts, "control": control,
+        "stock": {r: ps.stock[r] for r in RESOURCES},
+        "score": ps.score, "flags_captured": ps.flags_captured,
+        "seats": seats, "offers": offers, "chat": chat,
+        "events": _events(events, player),
+    }
+    if ps.bonus is not None:
+        out["bonus"] = ps.bonus
+    if state.outcome is not None:
+        out["outcome"] = dict(state.outcome)
+    return out
+
+
+def _events(events: Iterable[Event] | None, player: int) -> list[dict[str, Any]]:
+    if not events:
+        return []
+    out: list[dict[str, Any]] = []
+    for e in events:
+        if e.visible_to(player):
+            d = _plain(e.data)
+            d["kind"] = e.kind
+            out.append(d)
+    return out
+
+
+def _plain(v: Any) -> Any:
+    """A JSON-plain copy without ``None`` values (A85 events as the engine made them)."""
+    if isinstance(v, dict) or hasattr(v, "items"):
+        return {str(k): _plain(x) for k, x in v.items() if x is not None}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def views(state: State, events: Sequence[Event] | None = None) -> list[dict[str, Any]]:
+    """``view`` for every seat."""
+    return [view(state, p, events) for p in range(state.players)]
+
+
+__all__ = ["enemy_in_sight", "shown_domain", "sight_sets", "view", "views"]

@@ -1,0 +1,353 @@
+"""The engine object: new games, deployment, state serialisation, ids, fog memory, events,
+bank and trades (A5, A7–A17, A31, A52, A53, A80–A85 memory, A67 outcome)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from engine import get_game
+from engine.archipelago import GAME, accept_offer, bank, chat, offer, visible_tiles
+from engine.archipelago.fog import is_explored
+from engine.archipelago.game import default_layout
+from engine.archipelago.state import State
+from engine.archipelago.units import UNIT_TYPES
+from engine.base import Outcome, canonical_json, state_hash
+from engine.errors import IllegalOrder, InvalidOrder, RateLimited
+from tests.engine.archipelago.boards import U, mv, orders, run, state
+
+
+@pytest.fixture(scope="module")
+def g2() -> State:
+    return GAME.new_game({"players": 2}, 7)
+
+
+def play(st: State, rounds: int, per_player: Any = None) -> State:
+    for _ in range(rounds):
+        o = {p: (per_player(st, p) if per_player else GAME.autopilot(GAME.view(st, p))) for p in range(st.players)}
+        for p, x in o.items():
+            GAME.validate(st, p, x)
+        st, _ = GAME.resolve(st, o)
+    return st
+
+
+# -- the unit table -------------------------------------------------------------------------------
+
+def test_a10_unit_table_has_all_thirty_types():
+    assert len(UNIT_TYPES) == 30
+    assert UNIT_TYPES["saar6"].capacity == 4 and UNIT_TYPES["saar6"].limit == 1
+    assert UNIT_TYPES["rank13"].cost == {"food": 7, "iron": 7} and UNIT_TYPES["rank13"].limit == 1
+    assert UNIT_TYPES["fighter"].move == 5 and UNIT_TYPES["fighter"].domain == "air"
+    assert UNIT_TYPES["transport"].capacity == 1
+    assert UNIT_TYPES["scout"].sight == 3 and UNIT_TYPES["spy"].strength == 0
+    assert not UNIT_TYPES["flag"].buildable
+
+
+def test_a11_dash_strength_counts_as_minus_one():
+    assert UNIT_TYPES["landmine"].duel_strength == -1 and UNIT_TYPES["fighter"].duel_strength == -1
+
+
+def test_a10_one_unit_per_tile_cargo_does_not_count():
+    r = run(["0#......", "........", "########", "........", ".......1"],
+            [U("s", 0, "dvora", 2, 3, cargo=["a"]), U("a", 0, "rank1"), U("c", 0, "rank1", 3, 2)],
+            {0: orders(mv("c", "W"))})
+    assert {tuple(u["tile"].values()) for u in r["units"] if "carrier" not in u} == {(2, 3), (2, 2)}
+
+
+# -- new games --------------------------------------------------------------------------------------
+
+def test_a5_victory_target_by_player_count():
+    expected = {2: 10, 3: 11, 4: 12, 5: 14, 6: 15, 7: 17, 8: 18}
+    for n, t in expected.items():
+        assert GAME.normalize_config({"players": n})["target"] == t
+    assert GAME.normalize_config({"players": 2, "target": 3})["target"] == 3
+    with pytest.raises(InvalidOrder):
+        GAME.normalize_config({"players": 9})
+
+
+def test_a7_home_islands_and_bases_come_from_the_map(g2):
+    for p in range(2):
+        assert g2.board.is_home_of(g2.board.bases[p], p)
+        assert g2.board.home_island(p).owner == p
+
+
+def test_a8_resources_and_ports_are_kept_on_the_board(g2):
+    assert set(g2.board.resources.values()) <= {"wood", "food", "iron", "fuel"}
+    assert g2.board.ports and all(t in g2.board.land for t in g2.board.ports)
+
+
+def test_a9_same_seed_same_game_different_seed_different_game():
+    a = GAME.new_game({"players": 3}, 99)
+    b = GAME.new_game({"players": 3}, 99)
+    c = GAME.new_game({"players": 3}, 100)
+    assert state_hash(a) == state_hash(b) != state_hash(c)
+
+
+def test_a13_starting_units_and_stock(g2):
+    for p in range(2):
+        types = sorted(u.type for u in g2.units.values() if u.owner == p)
+        assert types == sorted(["flag", "rank1", "rank1", "rank3", "landmine", "dvora"])
+        assert g2.pstates[p].stock == {"wood": 1, "food": 2, "iron": 0, "fuel": 0}
+    assert g2.round == 0
+
+
+@pytest.mark.parametrize("players", range(2, 9))
+def test_a15_default_layout_for_every_player_count(players):
+    st = GAME.new_game({"players": players}, 1000 + players)
+    tiles = [u.tile for u in st.units.values()]
+    assert len(tiles) == len(set(tiles)) == 6 * players
+    for u in st.units.values():
+        if u.type == "dvora":
+            assert st.board.is_sea(u.tile)
+        else:
+            assert st.board.is_home_of(u.tile, u.owner)
+    assert all(st.control.get(t) == p for p in range(players) for t in st.board.home_island(p).tiles)
+
+
+def test_a15_default_layout(g2):
+    b = g2.board
+    for p in range(2):
+        lay = dict((t, typ) for typ, t in default_layout(b, p))
+        home = b.home_island(p).tiles
+        flag = next(t for t, typ in lay.items() if typ == "flag")
+        assert flag in home
+        mine = next(t for t, typ in lay.items() if typ == "landmine")
+        assert abs(mine[0] - flag[0]) + abs(mine[1] - flag[1]) == 1
+        dvora = next(t for t, typ in lay.items() if typ == "dvora")
+        assert b.is_sea(dvora) and abs(dvora[0] - b.bases[p][0]) + abs(dvora[1] - b.bases[p][1]) == 1
+
+
+def test_a14_deployment_swaps_with_an_own_unit(g2):
+    units = {u.id: u for u in g2.units.values() if u.owner == 0}
+    flag = next(u for u in units.values() if u.type == "flag")
+    turai = next(u for u in units.values() if u.type == "rank1")
+    o = {"deploy": [{"unit": flag.id, "tile": {"x": turai.tile[0], "y": turai.tile[1]}}]}
+    GAME.validate(g2, 0, o)
+    new, _ = GAME.resolve(g2, {0: o})
+    assert new.units[flag.id].tile == turai.tile and new.units[turai.id].tile == flag.tile
+    assert new.round == 1
+
+
+def test_a50_round_one_opens_with_production(g2):
+    new, _ = GAME.resolve(g2, {})
+    for p in range(2):
+        stock = new.pstates[p].stock
+        assert stock["food"] == 2 + 2 and stock["wood"] == 1 + 2 and stock["iron"] == 2
+
+
+def test_a17_every_seat_is_expected_until_the_game_ends(g2):
+    assert GAME.expected_players(g2) == [0, 1]
+    st = state(["0.", ".1"], [])
+    st.outcome = {"winners": [1], "draw": False, "reason": "target", "scores": [0, 10]}
+    assert GAME.expected_players(st) == [] and GAME.outcome(st) == Outcome((1,), False, "target", (0, 10))
+    assert GAME.outcome(g2) is None
+
+
+def test_get_game_returns_the_archipelago_engine():
+    assert get_game("archipelago") is GAME and GAME.name == "archipelago"
+
+
+# -- ids and serialisation --------------------------------------------------------------------------
+
+def test_a12_unit_ids_are_opaque(g2):
+    ids = list(g2.units)
+    assert len(set(ids)) == len(ids) and all(len(i) == 10 for i in ids)
+    other = GAME.new_game({"players": 2}, 8)
+    assert not set(ids) & set(other.units)
+    for u in g2.units.values():
+        assert u.type not in u.id
+
+
+def test_state_round_trips_exactly(g2):
+    st = play(g2, 3)
+    d = st.to_dict()
+    again = GAME.state_from_dict(json.loads(json.dumps(d)))
+    assert again.to_dict() == d
+    assert canonical_json(again.to_dict()) == canonical_json(d)
+
+
+def test_replaying_the_same_orders_gives_the_same_state(g2):
+    a = play(g2, 4)
+    b = play(g2, 4)
+    assert state_hash(a) == state_hash(b) and a.version == 4 and a.round == 4
+
+
+def test_resolve_does_not_mutate_its_input(g2):
+    before = g2.to_dict()
+    GAME.resolve(g2, {0: {"deploy": []}})
+    assert g2.to_dict() == before
+
+
+def test_autopilot_orders_are_valid_and_the_game_runs_to_the_round_cap():
+    st = GAME.new_game({"players": 3, "max_rounds": 5}, 3)
+    st = play(st, 6)
+    out = GAME.outcome(st)
+    assert out is not None and out.reason == "max_rounds"
+    assert GAME.expected_players(st) == []
+
+
+def test_state_of_an_eight_player_game_is_small():
+    st = GAME.new_game({"players": 8}, 11)
+    st = play(st, 3)
+    assert len(canonical_json(st.to_dict())) < 100_000
+
+
+# -- fog memory ----------------------------------------------------------------------------------------
+
+SEA = ["0#........", "..........", "..........", "..........", "........#1"]
+
+
+def test_a80_sight_of_units_outposts_and_base():
+    st = state(SEA, [U("s", 0, "dvora", 5, 2)], outposts=[{"tile": [8, 4], "owner": 0}])
+    vis = visible_tiles(st, 0)
+    assert (5, 0) in vis and (5, 4) in vis and (3, 2) in vis and (2, 2) not in vis  # dvora sight 2
+    assert (0, 2) in vis and (0, 3) not in vis  # base sight 2
+    assert (9, 4) in vis and (8, 3) in vis  # outpost sight 1
+
+
+def test_a80_cargo_sees_nothing():
+    st = state(SEA, [U("s", 0, "dvora", 5, 2, cargo=["a"]), U("a", 0, "scout")])
+    vis = visible_tiles(st, 0)
+    assert (5, 0) in vis and (8, 2) not in vis  # the dvora's sight 2, not the scout's 3
+
+
+def test_a82_submarine_seen_only_from_an_adjacent_tile():
+    from engine.archipelago.fog import sees_unit, watch_tiles
+
+    st = state(SEA, [U("s", 0, "saar5", 5, 2), U("x", 1, "submarine", 7, 2), U("y", 1, "submarine", 6, 2)])
+    vis, watch = visible_tiles(st, 0), watch_tiles(st, 0)
+    assert not sees_unit(st, 0, st.units["x"], vis, watch)
+    assert sees_unit(st, 0, st.units["y"], vis, watch)
+
+
+def test_a81_explored_tiles_stay_explored():
+    st = state(SEA, [U("s", 0, "dvora", 5, 2)], explored="sight")
+    assert is_explored(st, 0, (7, 2)) and not is_explored(st, 0, (9, 0))
+    new, _ = GAME.resolve(st, {0: orders(mv("s", "WWW"))})
+    assert is_explored(new, 0, (7, 2)) and (7, 2) not in visible_tiles(new, 0)
+
+
+def test_a83_enemy_log_keeps_last_tile_and_round():
+    st = state(SEA, [U("s", 0, "dvora", 5, 2), U("e", 1, "dvora", 7, 2)], round=4)
+    assert st.pstates[0].log["e"] == ((7, 2), 4, None)
+    new, _ = GAME.resolve(st, {0: orders(mv("s", "WWW"))})
+    assert new.pstates[0].log["e"] == ((7, 2), 4, None)
+
+
+def test_a31_fight_reveals_both_types_to_both_owners():
+    st = state(["0#......", "........", "########", "........", ".......1"],
+               [U("a", 0, "rank5", 2, 2), U("b", 1, "rank3", 3, 2), U("c", 1, "rank9", 4, 2)])
+    new, _ = GAME.resolve(st, {0: orders(mv("a", "E"))})
+    assert "b" not in new.units
+    assert "a" in new.pstates[1].revealed  # the survivor's type stays known
+    assert "c" not in new.pstates[0].revealed
+
+
+def test_a85_events_are_cut_to_their_audience():
+    rows = ["0#......", "........", "########", "........", "2......1"]
+    st = state(rows, [U("a", 0, "rank5", 2, 2), U("b", 1, "rank3", 3, 2), U("w", 2, "scout", 5, 2)])
+    _, events = GAME.resolve(st, {0: orders(mv("a", "E"))})
+    fights = [e for e in events if e.kind == "fight"]
+    full = [e for e in fights if e.audience == frozenset({0, 1})]
+    seen = [e for e in fights if e.audience == frozenset({2})]
+    assert len(full) == 1 and len(seen) == 1
+    assert all("type" in u for u in full[0].data["units"])
+    assert all("type" not in u and "domain" in u for u in seen[0].data["units"])
+    assert not any(e.visible_to(2) and e.kind == "bonus" for e in events)
+
+
+# -- A52 bank, A53 trades and chat ----------------------------------------------------------------------
+
+PORTS = ["0#....", "......", "..#F..", "......", ".....1"]
+
+
+def test_a52_bank_four_for_one():
+    st = state(PORTS, [], stocks={"0": {"wood": 9}})
+    new = bank(st, 0, "wood", "iron", times=2)
+    assert new.pstates[0].stock["wood"] == 1 and new.pstates[0].stock["iron"] == 2
+    assert st.pstates[0].stock["wood"] == 9  # the input is not mutated
+    with pytest.raises(IllegalOrder) as e:
+        bank(new, 0, "wood", "iron")
+    assert e.value.rule == "A52"
+
+
+def test_a52_bank_two_for_one_at_a_controlled_port():
+    st = state(PORTS, [U("a", 0, "rank1", 3, 2)], stocks={"0": {"food": 2, "wood": 2}})
+    new = bank(st, 0, "food", "iron")
+    assert new.pstates[0].stock["food"] == 0 and new.pstates[0].stock["iron"] == 1
+    with pytest.raises(IllegalOrder):
+        bank(st, 0, "wood", "iron")
+
+
+def test_a53_offer_and_accept_execute_at_once():
+    st = state(PORTS, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st = offer(st, 0, 1, {"wood": 3}, {"iron": 1})
+    oid = st.offers[0]["id"]
+    new = accept_offer(st, 1, oid)
+    assert new.pstates[0].stock["wood"] == 0 and new.pstates[0].stock["iron"] == 1
+    assert new.pstates[1].stock["wood"] == 3 and new.pstates[1].stock["iron"] == 1
+    assert new.offers == []
+
+
+def test_a53_offer_no_longer_valid_when_goods_are_gone():
+    st = state(PORTS, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st = offer(st, 0, None, {"wood": 3}, {"iron": 1})
+    st.pstates[0].stock["wood"] = 2  # spent elsewhere meanwhile
+    with pytest.raises(IllegalOrder) as e:
+        accept_offer(st, 1, st.offers[0]["id"])
+    assert e.value.reason == "offer no longer valid"
+
+
+def test_a53_offer_to_all_goes_to_the_first_acceptor():
+    st = state(["0....", ".....", "2...1"], [], stocks={"0": {"wood": 3}, "1": {"iron": 2}, "2": {"iron": 2}})
+    st = offer(st, 0, None, {"wood": 3}, {"iron": 1})
+    oid = st.offers[0]["id"]
+    st = accept_offer(st, 2, oid)
+    with pytest.raises(IllegalOrder):
+        accept_offer(st, 1, oid)
+
+
+def test_a53_at_most_three_offers_and_ten_messages_per_round():
+    st = state(PORTS, [], stocks={"0": {"wood": 9}})
+    for _ in range(3):
+        st = offer(st, 0, 1, {"wood": 1}, {"iron": 1})
+    with pytest.raises(RateLimited):
+        offer(st, 0, 1, {"wood": 1}, {"iron": 1})
+    for i in range(10):
+        st = chat(st, 0, f"hello {i}")
+    with pytest.raises(RateLimited):
+        chat(st, 0, "one too many")
+    new, _ = GAME.resolve(st, {})
+    assert new.offers == [] and new.pstates[0].offers_made == 0
+    chat(new, 0, "a new round")
+
+
+def test_a53_offers_expire_when_the_round_closes():
+    st = state(PORTS, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st = offer(st, 0, 1, {"wood": 3}, {"iron": 1})
+    new, _ = GAME.resolve(st, {})
+    with pytest.raises(IllegalOrder):
+        accept_offer(new, 1, st.offers[0]["id"])
+
+
+def test_a84_public_resource_total_is_the_one_at_round_open():
+    st = state(PORTS, [], stocks={"0": {"wood": 8}})
+    st, _ = GAME.resolve(st, {})
+    assert st.pstates[0].opening_total == 8
+    st2 = bank(st, 0, "wood", "iron")
+    assert st2.pstates[0].opening_total == 8 and sum(st2.pstates[0].stock.values()) == 5
+    from engine.archipelago.fog import simple_view
+
+    assert simple_view(st2, 1)["scores"][0]["resources"] == 8
+
+
+def test_a21_resolution_from_a_reloaded_state_is_identical(g2):
+    st = play(g2, 2)
+    reloaded = GAME.state_from_dict(json.loads(json.dumps(st.to_dict())))
+    o = {p: GAME.autopilot(GAME.view(st, p)) for p in range(2)}
+    a, ea = GAME.resolve(st, o)
+    b, eb = GAME.resolve(reloaded, o)
+    assert state_hash(a) == state_hash(b)
+    assert [e.to_dict() for e in ea] == [e.to_dict() for e in eb]
