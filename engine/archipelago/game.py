@@ -27,10 +27,14 @@ DEFAULT_MAX_ROUNDS = 60
 def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(config, Mapping):
         raise InvalidOrder("config must be an object", field="config")
+    unknown = sorted(set(config) - {"players", "max_rounds", "target"})
+    if unknown:
+        raise InvalidOrder(f"unknown option {unknown[0]!r} (expected players, max_rounds, target)",
+                           field=str(unknown[0]))
     out = dict(config)
     players = config.get("players")
     if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise InvalidOrder(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}", field="players")
+        raise InvalidOrder(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}", field="players", rule="A1")
     mr = config.get("max_rounds", DEFAULT_MAX_ROUNDS)
     if isinstance(mr, bool) or not isinstance(mr, int) or mr < 1:
         raise InvalidOrder("max_rounds must be a positive integer", field="max_rounds")

@@ -6,6 +6,7 @@ Rule ids in names: S1–S9 (spec/salvo.md), A2–A4, A16, A17 (lobby and rounds,
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import grpc
@@ -243,3 +244,13 @@ async def test_s9_two_autopilot_bots_play_a_game_to_the_end(cluster: Cluster) ->
         assert final.status == lobby_pb2.GAME_STATUS_OVER
         assert final.salvo.outcome.reason
     assert finals[0].salvo.outcome == finals[1].salvo.outcome
+
+
+@pytest.mark.parametrize(("speed", "seconds"), [(lobby_pb2.SPEED_FAST, 60.0), (lobby_pb2.SPEED_SLOW, 8 * 3600.0)])
+async def test_a1_speed_sets_the_round_deadline(cluster: Cluster, speed: int, seconds: float) -> None:
+    c = Client(cluster.address)
+    created = await c.create("salvo", seats=2, nickname="timer", speed=speed)
+    await c.start(created.game_id, fill=True)
+    view = await c.view(created.game_id)
+    assert view.deadline_seconds == seconds
+    assert abs(view.deadline_unix_ms / 1000 - time.time() - seconds) < 30  # the round opened just now

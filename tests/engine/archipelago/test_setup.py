@@ -1,0 +1,33 @@
+"""Game setup (A1, A5): player counts and creation options."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import get_game
+from engine.errors import InvalidOrder
+
+GAME = get_game("archipelago")
+
+
+@pytest.mark.parametrize("players", range(2, 9))
+def test_a1_two_to_eight_players_can_play(players: int) -> None:
+    cfg = GAME.normalize_config({"players": players})
+    state = GAME.new_game(cfg, seed=1234 + players)
+    assert sorted(GAME.expected_players(state)) == list(range(players))
+    owners = [u["owner"] for u in state.to_dict()["units"]]
+    assert all(owners.count(p) == 6 for p in range(players))  # A13's six starting units each
+    assert all(GAME.view(state, p)["round"] == 0 for p in range(players))
+
+
+@pytest.mark.parametrize("players", [0, 1, 9, True, "4"])
+def test_a1_other_player_counts_are_refused(players: object) -> None:
+    with pytest.raises(InvalidOrder) as err:
+        GAME.normalize_config({"players": players})
+    assert err.value.field == "players" and err.value.rule == "A1"
+
+
+def test_a1_unknown_options_are_refused() -> None:
+    with pytest.raises(InvalidOrder) as err:
+        GAME.normalize_config({"players": 2, "speed": "warp"})
+    assert err.value.field == "speed"
