@@ -83,6 +83,7 @@ def start_redis_server(data_dir: Path, port: int | None = None, *, durable: bool
     exe = shutil.which("redis-server")
     if exe is None:
         raise FileNotFoundError("redis-server is not on PATH")
+    data_dir = data_dir.resolve()  # redis-server chdirs into --dir before opening its log file
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir), "--save", "",

@@ -15,11 +15,12 @@ comes from :class:`engine.rng.Rng` seeded with the (possibly ≥ 128-bit) seed. 
 * boards 26×18, 26×26, 28×28, 32×32, 34×34, 38×38, 40×40 for 2…8 players;
 * home island: 10 tiles — the base, 2 food, 2 wood, 2 iron, 3 plain (every home the same);
 * ring islands: one per seat, 5 tiles, 2 resources and 1 port each.  Around the circle of homes,
-  ring ``k`` (``k = 0 .. players-1``) lies between homes ``k`` and ``k+1`` (mod players) and is at
+  ring ``k`` (``k = 0 .. players-1``) lies between the ``k``-th and ``k+1``-th homes (mod players,
+  in the homes' order around the circle, which need not be the seat order) and is at
   sea distance 3–5 from both (shared); rings with even ``k`` carry fuel as one of their two
   resources ("fuel on every other ring": with an odd player count rings ``0`` and ``players-1``
   both do), the other resources are wood, food or iron, and a home always has a fuel ring within
-  3–5.  (Island ids do not follow ``k``; see "Island ids" below.);
+  3–5;
 * centre island: 9 tiles — 2 fuel, 1 iron, 1 food, 1 wood, 2 ports (of two different resources)
   and 2 plain;
 * ports are coastal tiles of ring and centre islands; a port tile carries no producing resource;
@@ -39,8 +40,10 @@ centre.  For 2–3 players they cannot: with the centre island inside the circle
 shared by two homes is 2 nearer to both of them than the centre (Manhattan triangle inequality),
 so there the homes stand in a fan on one side of the centre island, which sits near a board edge.
 
-Island ids: homes first (id = seat), then the rings, then the centre island(s), each group ordered
-by its smallest tile; :func:`parse_map` numbers islands the same way.
+Seats are numbered in the reading order of their bases (row by row, left to right); island ids
+are the homes first (id = seat), then the rings, then the centre island(s), each of these two
+groups ordered by its smallest tile.  :func:`parse_map` numbers seats and islands the same way,
+so a rendering reads back as the very same map.
 
 Rendering (:meth:`GameMap.render`, read back by :func:`parse_map`): one character per tile, rows
 joined by ``"\\n"``:
@@ -536,7 +539,7 @@ def _extent(shape: Sequence[Tile]) -> tuple[int, int]:
 class _Layout:
     """One placement attempt, on an index grid (``i = y * width + x``).
 
-    ``homes[s]`` is seat ``s``'s island, ``rings[k]`` the ring between homes ``k`` and ``k+1``
+    ``homes[k]`` is the k-th home around the circle, ``rings[k]`` the ring between homes ``k`` and ``k+1``
     (mod players), ``centres`` the centre island(s); each a list of cell indices.
     """
 
@@ -817,8 +820,10 @@ class _Layout:
             rng.shuffle(rest)
             for i, resource in zip(rest, CENTRE_RESOURCES, strict=False):
                 resources[tile(i)] = resource
+        # seats in the reading order of their bases, as parse_map numbers them
+        seats = sorted(range(self.n), key=lambda s: self.bases[s])
         return _assemble(self.w, self.h,
-                         [[tile(i) for i in home] for home in self.homes],
+                         [[tile(i) for i in self.homes[s]] for s in seats],
                          [[tile(i) for i in ring] for ring in self.rings],
                          [[tile(i) for i in centre] for centre in self.centres],
-                         [tile(b) for b in self.bases], resources, ports)
+                         [tile(self.bases[s]) for s in seats], resources, ports)

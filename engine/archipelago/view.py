@@ -42,7 +42,7 @@ omitted, never ``None``; lists are sorted as stated, so equal knowledge gives eq
      "enemy_log": [{"id", "tile", "round": int, "rounds_ago": int,   # seen before, not in sight now
                     "type"?: str}],                   # by id
      "outposts": [{"tile": tile, "owner": int}],      # own outposts and those on tiles in sight
-     "control": [tile, ...],                          # land tiles the player controls, by (y, x)
+     "control": [tile, ...],                          # explored land tiles it controls, by (y, x)
      "stock": {"wood", "food", "iron", "fuel"},       # own stock (all four keys)
      "score": int, "flags_captured": int, "bonus"?: str,      # bonus: standing A51 choice
      "seats": [{"seat": int, "score": int, "resource_total": int}],  # A84, every seat (own included)
@@ -260,7 +260,8 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     outposts = [{"tile": _t(t), "owner": p}
                 for t, p in sorted(state.outposts.items(), key=lambda i: (i[0][1], i[0][0]))
                 if p == player or t in vis]
-    control = [_t(t) for t in sorted((t for t, p in state.control.items() if p == player),
+    control = [_t(t) for t in sorted((t for t, p in state.control.items()
+                                      if p == player and bits[t[1] * w + t[0]] == "1"),
                                      key=lambda t: (t[1], t[0]))]
 
     # -- A84 public figures, A52/A53 trades and chat ---------------------------------------------
