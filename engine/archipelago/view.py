@@ -74,12 +74,12 @@ _AIR: frozenset[str] = frozenset(k for k, t in UNIT_TYPES.items() if t.domain ==
 class _BoardCache:
     """Per-board constants (the board is immutable and shared by every state of a game)."""
 
-    __slots__ = ("islands", "ports", "resources", "terrain", "tiles")
+    __slots__ = ("islands", "ports", "resources", "terrain")
 
     def __init__(self, b: Board) -> None:
-        self.terrain: list[str] = b.rows()
         w = b.width
-        self.tiles: dict[Tile, dict[str, int]] = {}
+        # the whole board's terrain ("." / "#", row after row) as one big integer of bytes
+        self.terrain: int = int.from_bytes("".join(b.rows()).encode(), "big")
         self.resources: list[tuple[int, Tile, str]] = sorted(
             ((t[1] * w + t[0], t, r) for t, r in b.resources.items()), key=lambda e: e[0])
         self.ports: list[tuple[int, Tile, str]] = sorted(
@@ -89,6 +89,9 @@ class _BoardCache:
              sorted((t[1] * w + t[0], t) for t in isl.tiles))
             for isl in b.islands]
 
+
+_KEEP = bytes.maketrans(b"01", b"\x00\xff")  # explored bit -> keep the terrain byte
+_FOG = bytes.maketrans(b"01", b"?\x00")       # unexplored bit -> "?"
 
 _CACHE: weakref.WeakKeyDictionary[Board, _BoardCache] = weakref.WeakKeyDictionary()
 
@@ -187,18 +190,14 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     vis, watch = sight_sets(state, player)
 
     # -- A81 explored terrain ------------------------------------------------------------------
-    bits = _explored_bits(ps.explored, w * h)
-    rows: list[str] = []
-    full = "1" * w
-    none = "0" * w
-    for y, terrain in enumerate(cache.terrain):
-        seg = bits[y * w:(y + 1) * w]
-        if seg == full:
-            rows.append(terrain)
-        elif seg == none:
-            rows.append("?" * w)
-        else:
-            rows.append("".join(c if m == "1" else "?" for c, m in zip(terrain, seg, strict=True)))
+    n = w * h
+    bits = _explored_bits(ps.explored, n)
+    # byte i: the terrain where bit i is set, "?" elsewhere (two masks over the board's bytes)
+    raw = bits.encode()
+    keep = int.from_bytes(raw.translate(_KEEP), "big")
+    fog = int.from_bytes(raw.translate(_FOG), "big")
+    board_text = ((cache.terrain & keep) | fog).to_bytes(n, "big").decode()
+    rows = [board_text[y * w:(y + 1) * w] for y in range(h)]
 
     # -- A82 units -----------------------------------------------------------------------------
     own: list[dict[str, Any]] = []

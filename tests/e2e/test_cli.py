@@ -48,7 +48,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
     proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                             "--data-dir", str(tmp_path / "var")], env=env, text=True,
+                             "--data-dir", "var"], env=env, text=True, cwd=tmp_path,  # relative, as make run
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         yield f"127.0.0.1:{grpc_port}", proc
