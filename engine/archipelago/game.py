@@ -6,6 +6,7 @@ Parameters (``normalize_config``): ``players`` 2..8 (A1), ``max_rounds`` (defaul
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -96,11 +97,19 @@ def new_game(config: Mapping[str, Any], seed: int) -> State:
     return initial_state(board, players, seed, target=int(cfg["target"]), max_rounds=int(cfg["max_rounds"]))
 
 
+def _derive(seed: int, label: bytes) -> int:
+    """A 128-bit value from the seed, independent of the map's random stream."""
+    raw = seed.to_bytes((seed.bit_length() + 8) // 8 + 1, "big", signed=True)
+    return int.from_bytes(hashlib.blake2b(raw, key=label, digest_size=16).digest(), "big")
+
+
 def initial_state(board: Board, players: int, seed: int, *, target: int | None = None,
                   max_rounds: int = DEFAULT_MAX_ROUNDS) -> State:
     """Round 0 on a given board: A13 units in the A15 default layout, A13 stocks."""
-    rng = Rng(seed)
-    secret = format(rng.next64(), "016x") + format(rng.next64(), "016x")
+    # The map is drawn from Rng(seed) and every player eventually sees it whole: derive the game's
+    # own stream and the unit-id secret (A12) from labelled hashes of the seed, never from Rng(seed).
+    rng = Rng(_derive(seed, b"state"))
+    secret = format(_derive(seed, b"unit-ids"), "032x")
     state = State(board, players, rng=rng, id_secret=secret,
                   pstates=[PlayerState(stock=dict(STARTING_STOCK)) for _ in range(players)],
                   target=target if target is not None else TARGETS.get(players, 10), max_rounds=max_rounds)

@@ -28,17 +28,20 @@ comes from :class:`engine.rng.Rng` seeded with the (possibly ≥ 128-bit) seed. 
   and is the same for all seats ±1; to its nearest centre island it is the same for all seats ±1
   and at least 2 more than its nearest ring distance;
 * every base is a coastal tile with ≥ 2 sea neighbours; every island is reachable by sea from
-  every base.
+  every base;
+* beyond A9: two homes are at least 6 apart by sea (farther than any home from its rings), and
+  no island touches the board's edge.
 
 The generator is a seeded search with retries.  An attempt places the centre island(s), then
 pushes each home out along its own ray from the centre until its sea distance to the nearest
 centre island reaches a target common to all homes, then puts each ring at the best spot between
 its two homes (both distances in a band ``[d, d+1]`` inside 3–5, as even as possible); the finished
 attempt is checked against every rule above and a failing one is retried with fresh random draws
-(about 1.5–3 attempts per map, 5–40 ms in CPython).  For 4–8 players the homes surround the
-centre.  For 2–3 players they cannot: with the centre island inside the circle of homes, no ring
-shared by two homes is 2 nearer to both of them than the centre (Manhattan triangle inequality),
-so there the homes stand in a fan on one side of the centre island, which sits near a board edge.
+(2–4 attempts per map on average: 5–40 ms per map in CPython, rarely over 150 ms).  For 4–8
+players the homes surround the centre.  For 2–3 players they cannot: with the centre island inside
+the circle of homes, no ring shared by two homes is 2 nearer to both of them than the centre
+(Manhattan triangle inequality), so there the homes stand in a fan on one side of the centre
+island, which sits near a board edge.
 
 Seats are numbered in the reading order of their bases (row by row, left to right); island ids
 are the homes first (id = seat), then the rings, then the centre island(s), each of these two
@@ -70,6 +73,7 @@ __all__ = [
     "BOARD_SIZES",
     "CENTRE_RESOURCES",
     "CENTRE_SIZE",
+    "HOME_GAP",
     "HOME_RESOURCES",
     "HOME_SIZE",
     "ISLAND_KINDS",
@@ -108,6 +112,9 @@ RING_DISTANCE_MIN = 3
 RING_DISTANCE_MAX = 5
 CENTRE_MARGIN = 2  # the nearest centre is at least this much farther than the nearest ring
 BASE_MIN_SEA = 2
+#: (beyond A9) least sea distance between two homes: more than RING_DISTANCE_MAX, so that a ring
+#: "between two neighbouring homes" is nearer to each of them than they are to each other
+HOME_GAP = 6
 
 _DIRECTIONS: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0))  # N E S W (A28)
 
@@ -117,8 +124,8 @@ _GLYPH_PORT = {"W": "wood", "F": "food", "I": "iron", "U": "fuel"}
 _PORT_GLYPH = {v: k for k, v in _GLYPH_PORT.items()}
 _ID_GLYPHS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-# Search parameters (tuned so that an attempt succeeds about every second try for every player
-# count; an attempt costs 2-15 ms).
+# Search parameters, tuned so that a map takes 2-4 attempts on average for every player count (an
+# attempt costs 2-15 ms).
 _MAX_ATTEMPTS = 500
 #: 2-3 players: distance of the centre island's middle from its board edge (the fan's root), and
 #: the angle in degrees (least, random extra) between the outermost homes' rays and the fan's axis
@@ -196,8 +203,10 @@ class GameMap:
         for t in self.land:
             if not self.in_bounds(t):
                 raise ValueError(f"land tile {t} is off the board")
+        if sorted(homes) != list(range(len(self.bases))):
+            raise ValueError(f"{len(self.bases)} bases need home islands of seats 0..{len(self.bases) - 1}")
         for seat, base in enumerate(self.bases):
-            if seat not in homes or base not in homes[seat].tiles:
+            if base not in homes[seat].tiles:
                 raise ValueError(f"base {base} of seat {seat} is not on its home island")
         for t in list(self.resources) + list(self.ports):
             if t not in self.land:
@@ -684,16 +693,29 @@ class _Layout:
             spots.append(by_distance)
         common = set.intersection(*(set(s) for s in spots))
         targets = sorted(d for d in common if d >= low + 1 + CENTRE_MARGIN)
-        if not targets:
-            return False
-        target = targets[rng.randbelow(len(targets))]
-        for by_distance in spots:
-            for cells in by_distance[target]:
+        rng.shuffle(targets)
+        land, halo = bytes(self.land), bytes(self.halo)
+        for target in targets:
+            if self.put_homes([by_distance[target] for by_distance in spots]):
+                return True
+            self.land, self.halo, self.homes = bytearray(land), bytearray(halo), []
+        return False
+
+    def put_homes(self, spots: list[list[list[int]]]) -> bool:
+        """Place each home at its first free spot; False if one has none or two homes end up
+        nearer than ``HOME_GAP`` by sea."""
+        for options in spots:
+            for cells in options:
                 if not any(self.halo[i] for i in cells):
                     self.put(cells)
                     self.homes.append(cells)
                     break
             else:
+                return False
+        for a, home in enumerate(self.homes):
+            f = self.field(self.coast(home))
+            if any(min(f[j] for j in self.coast(other)) < HOME_GAP
+                   for other in self.homes[a + 1:]):
                 return False
         return True
 

@@ -31,3 +31,15 @@ def test_a1_unknown_options_are_refused() -> None:
     with pytest.raises(InvalidOrder) as err:
         GAME.normalize_config({"players": 2, "speed": "warp"})
     assert err.value.field == "speed"
+
+
+def test_a12_unit_id_secret_is_not_drawn_from_the_map_stream() -> None:
+    from engine.rng import Rng
+
+    seed = 987654321987654321
+    state = GAME.new_game(GAME.normalize_config({"players": 2}), seed)
+    rng = Rng(seed)
+    first = [rng.next64() for _ in range(8)]
+    secret = state.to_dict()["id_secret"]
+    assert all(format(v, "016x") not in secret for v in first)
+    assert state.to_dict()["rng"] not in [Rng(seed).state, *first]
