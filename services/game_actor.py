@@ -332,14 +332,12 @@ class GameActor:
             engine = self._engine()
             if self.status == LOBBY:
                 raise NotYourTurn("the game has not started", rule="A4")
-            if self.status == OVER:
-                raise NotYourTurn("the game is over", rule="A67" if self.kind == "archipelago" else "S7")
             if version < self.round_version:
                 raise StaleVersion(f"version {version} is older than this round, which opened at version "
                                    f"{self.round_version}; fetch the view and resubmit", field="version")
-            if seat not in engine.expected_players(self.state):
-                raise NotYourTurn("it is not this player's turn", rule="S4" if self.kind == "salvo" else None)
-            engine.validate(self.state, seat, orders)
+            engine.validate(self.state, seat, orders)  # names its own rule for "over" / "not your turn"
+            if self.status == OVER or seat not in engine.expected_players(self.state):
+                raise NotYourTurn("this player is not expected to act now")
             await self._commit({"op": "submit", "seat": seat, "round": self.state.round, "orders": orders,
                                 "draft": bool(draft), "key": key, "at": self.now_ms()})
             ack = {"version": self.version, "round": self.state.round, "submitted": not draft,

@@ -254,3 +254,17 @@ async def test_a1_speed_sets_the_round_deadline(cluster: Cluster, speed: int, se
     view = await c.view(created.game_id)
     assert view.deadline_seconds == seconds
     assert abs(view.deadline_unix_ms / 1000 - time.time() - seconds) < 30  # the round opened just now
+
+
+async def test_s4_classic_mode_only_the_active_player_shoots(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, mode="classic")
+    await submit_and_close(game, placement(0), placement(1))
+    view = await game.guest.view(game.game_id)
+    assert not view.expected and view.salvo.active_player == 0
+    err = await rpc_error(game.guest.submit(game.game_id, view.version, salvo=shots(["A1"])))
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and trailers(err)["error-rule"] == "S4"
+    await game.host.submit(game.game_id, view.version, salvo=shots(["F7"]))  # closes the turn at once
+    closed = await wait_update(game.host, game.game_id, view.version, round_closed(view.round))
+    assert closed.data["early"] is True
+    after = await game.host.view(game.game_id)
+    assert after.salvo.active_player == 1 and [(s.square, s.hit) for s in after.salvo.shots] == [("F7", True)]
