@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 LOBBY, RUNNING, OVER = "lobby", "running", "over"
 MAX_UPDATES = 4000  # updates kept in memory for Watch resumption; older ones -> "resync"
 CHAT_PER_ROUND = 10  # A53
+SUBMISSIONS_PER_ROUND = 100  # resubmitting is allowed (A16), but not without end: the journal keeps each
 MAX_CHAT_LEN = 500
 MAX_KEY_LEN = 64
 
@@ -149,6 +150,7 @@ class GameActor:
         self.submissions: dict[int, Submission] = {}
         self.keys: dict[str, dict[str, Any]] = {}
         self.chat_count: dict[int, int] = {}
+        self.submit_count: dict[int, int] = {}
         self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
         self.outcome: dict[str, Any] | None = None
         self.journal_length = 0
@@ -213,6 +215,7 @@ class GameActor:
     def _apply_submit(self, e: Mapping[str, Any]) -> None:
         seat = int(e["seat"])
         self.submissions[seat] = Submission(dict(e["orders"]), bool(e["draft"]), e["key"])
+        self.submit_count[seat] = self.submit_count.get(seat, 0) + 1
         ack = {"version": self.version, "round": self.state.round, "submitted": not e["draft"]}
         if e["key"]:
             self.keys[e["key"]] = ack
@@ -251,6 +254,7 @@ class GameActor:
         self.round_version = self.version
         self.submissions = {}
         self.chat_count = {}
+        self.submit_count = {}
         self.deadline_ms = at_ms + int(self.deadline_s * 1000)
         self.on_deadline(self.game_id, self.deadline_ms)
 
@@ -335,6 +339,9 @@ class GameActor:
             if version < self.round_version:
                 raise StaleVersion(f"version {version} is older than this round, which opened at version "
                                    f"{self.round_version}; fetch the view and resubmit", field="version")
+            if self.submit_count.get(seat, 0) >= SUBMISSIONS_PER_ROUND:
+                raise RateLimited(f"at most {SUBMISSIONS_PER_ROUND} submissions per round", rule="A16",
+                                  field="orders")
             engine.validate(self.state, seat, orders)  # names its own rule for "over" / "not your turn"
             if self.status == OVER or seat not in engine.expected_players(self.state):
                 raise NotYourTurn("this player is not expected to act now")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import AlreadyExists, Conflict, InvalidOrder, NotYourTurn, PermissionDenied, StaleVersion
+from engine.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidOrder,
+    NotYourTurn,
+    PermissionDenied,
+    RateLimited,
+    StaleVersion,
+)
 from services.game_actor import OVER, RUNNING, GameActor
 from tests.fakes import FakeClock, MemoryJournal
 
@@ -160,3 +168,31 @@ async def test_game_over_stops_the_clock() -> None:
     assert actor.status == OVER and actor.deadline_ms is None and actor.outcome is not None
     with pytest.raises(NotYourTurn):
         await actor.submit(0, {"shots": ["A1"]}, version=actor.version)
+
+
+async def test_a16_resubmission_is_allowed_but_bounded_per_round() -> None:
+    from services.game_actor import SUBMISSIONS_PER_ROUND
+
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    for i in range(SUBMISSIONS_PER_ROUND):
+        ack = await actor.submit(0, {"random_placement": True}, version=actor.version, draft=i % 2 == 0)
+    assert ack["submitted"]  # the last submission stands (A16)
+    length = len(store.journals[GID])
+    with pytest.raises(RateLimited) as err:
+        await actor.submit(0, {"random_placement": True}, version=actor.version)
+    assert err.value.rule == "A16" and len(store.journals[GID]) == length
+    await actor.submit(1, {"random_placement": True}, version=actor.version)  # others are not affected
+
+
+async def test_a53_eleventh_chat_message_of_a_round_is_refused() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    for i in range(10):
+        await actor.chat(1, f"hello {i}")
+    with pytest.raises(RateLimited) as err:
+        await actor.chat(1, "one too many")
+    assert err.value.rule == "A53"
+    clock.advance(31)
+    await actor.deadline_passed()
+    await actor.chat(1, "a new round, a new allowance")
