@@ -572,6 +572,23 @@ class Resolver:
             lst = self.air.get(t)
             if lst and len(lst) == 1:
                 parked = lst[0]
+        # A62/A97: the owner's land unit meeting its own flag carried by an enemy on this tile (as
+        # entrant or as the staying occupant) sends it home before the tile's duels
+        meet = [m for m in ground if m in units]
+        if occupant is not None and units[occupant].type != "flag":
+            meet.append(occupant)
+        for x in sorted(meet):
+            xu = units[x]
+            fid = xu.flag
+            if fid is None or fid not in units:
+                continue
+            f = units[fid]
+            if any(units[m].owner == f.owner and DOMAIN[units[m].type] == LAND
+                   and units[m].type not in ("flag", "landmine") for m in meet if m != x):
+                xu.flag = None
+                f.carrier = None
+                self.home_queue.append(fid)
+                self.event("flag_recovered", t, {f.owner}, {"units": [{"id": fid, "owner": f.owner}]})
         lying: str | None = None
         if occupant is not None and units[occupant].type == "flag":
             fo = units[occupant].owner
@@ -597,7 +614,9 @@ class Resolver:
             h_u, e_u = units[holder], units[m]
             if h_u.owner == e_u.owner:  # cannot happen after blocking; keep the tile's holder
                 continue
-            win = self.duel(h_u, e_u, not staying, True, t, True, entering_a=not staying)
+            # a holder that entered this sub-step (after beating the occupant, or unopposed after
+            # a tie) is killed "while entering" (A97), like any entrant
+            win = self.duel(h_u, e_u, not staying, True, t, True, entering_a=holder in ents)
             holder = win
         # the tile's final holder
         if holder is not None and holder in units and DOMAIN[units[holder].type] != AIR:
