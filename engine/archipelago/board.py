@@ -133,6 +133,8 @@ class Board:
     ports: Mapping[Tile, str]
     _island_of: dict[Tile, int] = field(default_factory=dict, repr=False, compare=False)
     _home: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _nbrs: dict[Tile, tuple[Tile, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _dict: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for i, isl in enumerate(self.islands):
@@ -140,6 +142,11 @@ class Board:
                 self._island_of[t] = i
             if isl.kind == "home" and isl.owner is not None:
                 self._home[isl.owner] = i
+        w, h = self.width, self.height
+        for y in range(h):
+            for x in range(w):
+                self._nbrs[(x, y)] = tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y))
+                                           if 0 <= n[0] < w and 0 <= n[1] < h)
 
     # -- queries -------------------------------------------------------------------------
     def in_bounds(self, t: Tile) -> bool:
@@ -172,13 +179,13 @@ class Board:
         isl = self.islands[i]
         return isl.owner if isl.kind == "home" else None
 
-    def neighbours(self, t: Tile) -> list[Tile]:
-        x, y = t
-        out = []
-        for nt in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)):
-            if 0 <= nt[0] < self.width and 0 <= nt[1] < self.height:
-                out.append(nt)
-        return out
+    def neighbours(self, t: Tile) -> tuple[Tile, ...]:
+        """In-bounds orthogonal neighbours in N, E, S, W order (precomputed)."""
+        got = self._nbrs.get(t)
+        if got is not None:
+            return got
+        x, y = t  # a tile off the board: its in-bounds neighbours
+        return tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)) if self.in_bounds(n))
 
     def index(self, t: Tile) -> int:
         return t[1] * self.width + t[0]
@@ -202,6 +209,12 @@ class Board:
                 for y in range(self.height)]
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data of the board. Computed once (the board is immutable): do not mutate it."""
+        if not self._dict:
+            self._dict.update(self._build_dict())
+        return self._dict
+
+    def _build_dict(self) -> dict[str, Any]:
         def tl(items: Iterable[tuple[Tile, str]]) -> list[list[Any]]:
             return [[t[0], t[1], r] for t, r in sorted(items, key=lambda i: (i[0][1], i[0][0]))]
         return {
