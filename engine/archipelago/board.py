@@ -82,6 +82,51 @@ def diamond(r: int) -> tuple[Tile, ...]:
     return got
 
 
+_NEIGHBOURS: dict[tuple[int, int], dict[Tile, tuple[Tile, ...]]] = {}
+
+
+def _neighbour_table(width: int, height: int) -> dict[Tile, tuple[Tile, ...]]:
+    """Every tile's in-bounds neighbours in N, E, S, W order; one shared table per board size."""
+    table = _NEIGHBOURS.get((width, height))
+    if table is None:
+        table = {(x, y): tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y))
+                               if 0 <= n[0] < width and 0 <= n[1] < height)
+                 for y in range(height) for x in range(width)}
+        _NEIGHBOURS[(width, height)] = table
+    return table
+
+
+_WITHIN: dict[tuple[int, int, int], dict[Tile, tuple[Tile, ...]]] = {}
+_INDEX: dict[tuple[int, int], list[list[tuple[str, int]]]] = {}
+
+
+def _within_table(width: int, height: int, r: int) -> dict[Tile, tuple[Tile, ...]]:
+    table = _WITHIN.get((width, height, r))
+    if table is None:
+        offsets = diamond(r)
+        table = {(x, y): tuple((x + dx, y + dy) for dx, dy in offsets
+                               if 0 <= x + dx < width and 0 <= y + dy < height)
+                 for y in range(height) for x in range(width)}
+        _WITHIN[(width, height, r)] = table
+    return table
+
+
+def _index_table(width: int, height: int) -> list[list[tuple[str, int]]]:
+    table = _INDEX.get((width, height))
+    if table is None:
+        table = []
+        for y in range(height):
+            for x in range(width):
+                row = []
+                for dname, (dx, dy) in DELTA.items():
+                    nx, ny = x + dx, y + dy
+                    if 0 <= nx < width and 0 <= ny < height:
+                        row.append((dname, ny * width + nx))
+                table.append(row)
+        _INDEX[(width, height)] = table
+    return table
+
+
 class IslandLike(Protocol):
     @property
     def id(self) -> int: ...
@@ -134,7 +179,8 @@ class Board:
     _island_of: dict[Tile, int] = field(default_factory=dict, repr=False, compare=False)
     _home: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     _nbrs: dict[Tile, tuple[Tile, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _dict: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _rows: list[str] = field(default_factory=list, repr=False, compare=False)
+    _land_mask: bytearray = field(default_factory=bytearray, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for i, isl in enumerate(self.islands):
@@ -142,11 +188,7 @@ class Board:
                 self._island_of[t] = i
             if isl.kind == "home" and isl.owner is not None:
                 self._home[isl.owner] = i
-        w, h = self.width, self.height
-        for y in range(h):
-            for x in range(w):
-                self._nbrs[(x, y)] = tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y))
-                                           if 0 <= n[0] < w and 0 <= n[1] < h)
+        object.__setattr__(self, "_nbrs", _neighbour_table(self.width, self.height))
 
     # -- queries -------------------------------------------------------------------------
     def in_bounds(self, t: Tile) -> bool:
@@ -187,6 +229,21 @@ class Board:
         x, y = t  # a tile off the board: its in-bounds neighbours
         return tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)) if self.in_bounds(n))
 
+    def within(self, t: Tile, r: int) -> tuple[Tile, ...]:
+        """In-bounds tiles within Manhattan distance ``r`` of ``t`` (shared tables per board size)."""
+        return _within_table(self.width, self.height, r)[t]
+
+    def land_mask(self) -> bytearray:
+        """1 for land, 0 for sea, by tile index ``y * width + x`` (computed once; do not mutate)."""
+        if not self._land_mask:
+            self._land_mask.extend(1 if (i % self.width, i // self.width) in self.land else 0
+                                   for i in range(self.width * self.height))
+        return self._land_mask
+
+    def neighbour_indices(self) -> list[list[tuple[str, int]]]:
+        """By tile index: (direction, neighbour index) in N, E, S, W order, in bounds only."""
+        return _index_table(self.width, self.height)
+
     def index(self, t: Tile) -> int:
         return t[1] * self.width + t[0]
 
@@ -205,16 +262,13 @@ class Board:
                    resources=dict(m.resources), ports=dict(m.ports))
 
     def rows(self) -> list[str]:
-        return ["".join("#" if (x, y) in self.land else "." for x in range(self.width))
-                for y in range(self.height)]
+        """The land mask as text rows (computed once: the board never changes)."""
+        if not self._rows:
+            self._rows.extend("".join("#" if (x, y) in self.land else "." for x in range(self.width))
+                              for y in range(self.height))
+        return list(self._rows)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data of the board. Computed once (the board is immutable): do not mutate it."""
-        if not self._dict:
-            self._dict.update(self._build_dict())
-        return self._dict
-
-    def _build_dict(self) -> dict[str, Any]:
         def tl(items: Iterable[tuple[Tile, str]]) -> list[list[Any]]:
             return [[t[0], t[1], r] for t, r in sorted(items, key=lambda i: (i[0][1], i[0][0]))]
         return {

@@ -34,12 +34,12 @@ def visible_tiles(state: State, player: int) -> set[Tile]:
             centres.append((t, OUTPOST_SIGHT))
     if player < len(b.bases):
         centres.append((b.bases[player], BASE_SIGHT))
-    add = vis.add
-    for (x, y), r in centres:
-        for dx, dy in diamond(r):
-            nx, ny = x + dx, y + dy
-            if 0 <= nx < w and 0 <= ny < h:
-                add((nx, ny))
+    for t, r in centres:
+        if 0 <= t[0] < w and 0 <= t[1] < h:
+            vis.update(b.within(t, r))
+        else:  # off the board (scenario data): the in-bounds part of its diamond
+            vis.update((t[0] + dx, t[1] + dy) for dx, dy in diamond(r)
+                       if 0 <= t[0] + dx < w and 0 <= t[1] + dy < h)
     return vis
 
 

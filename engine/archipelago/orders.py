@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.archipelago.board import DELTA, DIRS, Tile, dist, parse_tile, step
-from engine.archipelago.fog import is_explored, sees_unit, visible_tiles, watch_tiles
+from engine.archipelago.board import DELTA, Tile, dist, parse_tile, step
+from engine.archipelago.fog import sees_unit, visible_tiles, watch_tiles
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import LAND, RESOURCES, SEA, UNIT_TYPES
 from engine.errors import GameError, IllegalOrder, InvalidOrder, NotYourTurn
@@ -89,38 +89,56 @@ def plan_path(state: State, player: int, u: Unit, dest: Tile) -> list[str] | Non
     if dest == start:
         return []
     b = state.board
-    if not b.in_bounds(dest) or not is_explored(state, player, dest):
+    if not b.in_bounds(dest):
         return None
-
-    def ok(t: Tile) -> bool:
-        return passable(state, u, t) and is_explored(state, player, t)
-
-    if not ok(dest):
+    # The hot loop of order parsing, on integer tile indices: explored bits read from bytes,
+    # terrain from the board's land mask (same rules as passable() and is_explored()).
+    w = b.width
+    n = w * b.height
+    exb = state.pstates[player].explored.to_bytes((n + 7) // 8, "little")
+    ut = UNIT_TYPES[u.type]
+    if ut.id == "flag":
+        mask = bytearray(n)
+        for x, y in b.home_island(u.owner).tiles:
+            mask[y * w + x] = 1
+        want = 1
+    elif ut.domain == LAND and ut.id != "navcommando":
+        mask, want = b.land_mask(), 1
+    elif ut.domain == SEA:
+        mask, want = b.land_mask(), 0
+    else:
+        mask, want = bytearray(n), 0  # aircraft and naval commandos: any terrain
+    d_i = dest[1] * w + dest[0]
+    s_i = start[1] * w + start[0]
+    if not exb[d_i >> 3] >> (d_i & 7) & 1:
+        return None
+    if mask[d_i] != want:
         c = _carrier_on(state, player, dest)
-        if not (c is not None and UNIT_TYPES[u.type].domain == LAND and u.type != "flag"):
+        if not (c is not None and ut.domain == LAND and u.type != "flag"):
             return None
-    distances: dict[Tile, int] = {dest: 0}
-    frontier = [dest]
-    while frontier and start not in distances:
-        nxt: list[Tile] = []
-        for t in frontier:
-            d = distances[t] + 1
-            for nt in b.neighbours(t):
-                if nt not in distances and (nt == start or ok(nt)):
-                    distances[nt] = d
-                    nxt.append(nt)
+    nbrs = b.neighbour_indices()
+    dist_to = [-1] * n
+    dist_to[d_i] = 0
+    frontier = [d_i]
+    while frontier and dist_to[s_i] < 0:
+        nxt: list[int] = []
+        for i in frontier:
+            d = dist_to[i] + 1
+            for _, j in nbrs[i]:
+                if dist_to[j] < 0 and (j == s_i or (mask[j] == want and exb[j >> 3] >> (j & 7) & 1)):
+                    dist_to[j] = d
+                    nxt.append(j)
         frontier = nxt
-    if start not in distances:
+    if dist_to[s_i] < 0:
         return None
     path: list[str] = []
-    cur = start
-    while cur != dest:
-        want = distances[cur] - 1
-        for dname in DIRS:
-            nt = step(cur, dname)
-            if distances.get(nt) == want:
+    cur = s_i
+    while cur != d_i:
+        target = dist_to[cur] - 1
+        for dname, j in nbrs[cur]:  # N, E, S, W: the first shortest path (A28)
+            if dist_to[j] == target:
                 path.append(dname)
-                cur = nt
+                cur = j
                 break
     return path
 
