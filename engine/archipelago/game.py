@@ -136,7 +136,7 @@ def _events(raw: list[dict[str, Any]], start_vis: list[set[Tile]], end_vis: list
         t = e["tile"]
         if obs is None or t is None:
             continue
-        watchers = frozenset(p for p in range(players) if p not in parts
+        watchers = frozenset(p for p in range(players) if p not in parts and p not in e["others"]
                              and (t in start_vis[p] or t in end_vis[p]))
         if watchers:
             data = {"kind": e["ev"]["kind"], **obs, "tile": e["ev"]["tile"]}

@@ -93,12 +93,14 @@ class Resolver:
 
     # -- events ---------------------------------------------------------------------------------
     def event(self, kind: str, tile: Tile | None, parts: set[int] | None, data: dict[str, Any],
-              observed: dict[str, Any] | None = None) -> None:
-        """``parts``: the seats that took part (None = public); ``observed``: what watchers see."""
+              observed: dict[str, Any] | None = None, others: set[int] | None = None) -> None:
+        """``parts``: the seats that took part (None = public); ``observed``: what watchers see;
+        ``others``: seats told by an event of their own, so never counted as watchers of this one."""
         ev: RawEvent = {"kind": kind, **data}
         if tile is not None:
             ev["tile"] = tile_dict(tile)
-        self.events.append({"ev": ev, "parts": parts, "tile": tile, "observed": observed})
+        self.events.append({"ev": ev, "parts": parts, "tile": tile, "observed": observed,
+                            "others": others or set()})
 
     # -- placement helpers ----------------------------------------------------------------------
     def empty(self, t: Tile) -> bool:
@@ -322,13 +324,21 @@ class Resolver:
                     ps.stock["fuel"] -= 1
                     hit = not (tt.is_mine or tt.is_flag or tu.type == "submarine" or tt.domain == AIR)
                 ps.revealed.add(tu.id)
-                data = {"by": uid, "units": [{"id": tu.id, "owner": tu.owner, "type": tu.type,
-                                              **({"died": True} if hit else {})}]}
-                obs = {"units": [_desc(tu, hit, False, self.s)]}
-                self.event("bombard" if kind == "bombard" else "strike", tu.tile, {p, tu.owner} if hit else {p},
-                           data, observed=obs if hit else None)
-                if hit:
-                    kills.append(tu.id)
+                units_data = [{"id": tu.id, "owner": tu.owner, "type": tu.type, **({"died": True} if hit else {})}]
+                if not hit:
+                    self.event(kind, tu.tile, {p}, {"by": uid, "units": units_data})
+                    continue
+                kills.append(tu.id)
+                obs = {"units": [_desc(tu, True, False, self.s)]}
+                self.event(kind, tu.tile, {p}, {"by": uid, "units": units_data}, observed=obs,
+                           others={tu.owner})
+                # The victim learns the shooter's id only if it saw the shooter (A85): a fighter
+                # strikes from up to 5 tiles away, out of sight.
+                if tu.owner not in watch:
+                    watch[tu.owner] = watch_tiles(self.s, tu.owner)
+                seen = sees_unit(self.s, tu.owner, a, start_vis[tu.owner], watch[tu.owner])
+                self.event(kind, tu.tile, {tu.owner}, {"by": uid, "units": units_data} if seen
+                           else {"units": units_data})
         for uid in kills:
             self.kill(uid, cause="action")
         self.flush_rafts()

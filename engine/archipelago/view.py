@@ -59,7 +59,7 @@ Pure and fast: one pass over the units, bit operations for the explored set; no 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.archipelago.board import Board, Tile
@@ -303,7 +303,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         "stock": {r: ps.stock[r] for r in RESOURCES},
         "score": ps.score, "flags_captured": ps.flags_captured,
         "seats": seats, "offers": offers, "chat": chat,
-        "events": _events(events, player, state, in_sight),
+        "events": _events(events, player),
     }
     if ps.bonus is not None:
         out["bonus"] = ps.bonus
@@ -312,31 +312,16 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     return out
 
 
-def _events(events: Iterable[Event] | None, player: int, state: State, in_sight: set[str]
-            ) -> list[dict[str, Any]]:
-    """The events addressed to ``player`` (A85), as plain data.
-
-    One guard on top of the engine's cut: the unit that fired at the player's unit (``by`` of a
-    strike or bombardment) is named only if the player knows that unit (in sight now, in its
-    enemy log, or revealed); an air strike comes from up to 5 tiles away, out of the target's
-    sight, and its id would tie the hidden fighter to the strike."""
+def _events(events: Iterable[Event] | None, player: int) -> list[dict[str, Any]]:
+    """The events addressed to ``player``, as plain data (the engine already cut them, A85)."""
     if not events:
         return []
     out: list[dict[str, Any]] = []
-    ps = state.pstates[player]
     for e in events:
-        if not e.visible_to(player):
-            continue
-        d = _plain(e.data)
-        d["kind"] = e.kind
-        by = d.get("by")
-        if isinstance(by, str) and e.kind in ("strike", "bombard"):
-            shooter = state.units.get(by)
-            own_shot = shooter.owner == player if shooter is not None else not any(
-                isinstance(x, Mapping) and x.get("owner") == player for x in d.get("units") or ())
-            if not own_shot and by not in in_sight and by not in ps.log and by not in ps.revealed:
-                del d["by"]
-        out.append(d)
+        if e.visible_to(player):
+            d = _plain(e.data)
+            d["kind"] = e.kind
+            out.append(d)
     return out
 
 

@@ -385,6 +385,8 @@ def test_a85_strike_does_not_name_a_hidden_fighter() -> None:
     assert len(theirs) == 1 and theirs[0]["units"][0]["id"] == "t" and theirs[0]["units"][0].get("died")
     assert "by" not in theirs[0]
     assert "f" not in all_ids(view(new, 1, events))
+    # the events themselves (what a game server forwards to the player) never name it either
+    assert all("f" not in all_ids(dict(e.data)) for e in events if e.visible_to(1))
 
 
 def test_a85_bombardment_names_the_ship_in_sight() -> None:
