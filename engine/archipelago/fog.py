@@ -63,9 +63,9 @@ def watch_tiles(state: State, player: int) -> set[Tile]:
 def sees_unit(state: State, player: int, u: Unit, vis: set[Tile], watch: set[Tile] | None = None) -> bool:
     """Whether ``player`` sees unit ``u`` (own units always; cargo and carried flags of others never)."""
     if u.owner == player:
-        if u.type == "flag" and u.carrier is not None:
+        if u.type == "flag" and u.carrier is not None:  # A82: only while its (enemy) carrier is seen
             carrier = state.units.get(u.carrier)
-            return carrier is not None and carrier.tile in vis
+            return carrier is not None and sees_unit(state, player, carrier, vis, watch)
         return True
     if u.carrier is not None:
         return False

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.archipelago.board import Board, Tile, tie_key
-from engine.archipelago.fog import simple_view, update_memory
+from engine.archipelago.fog import simple_view, tiles_mask, update_memory
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
 from engine.archipelago.state import PlayerState, State, Unit
@@ -118,6 +118,11 @@ def initial_state(board: Board, players: int, seed: int, *, target: int | None =
             uid = state.new_id()
             state.units[uid] = Unit(uid, p, typ, t)
     state.control = compute_control(state)
+    # A14: a player deploys on its home island and the sea around it, so it knows that terrain.
+    for p in range(players):
+        home = board.home_island(p).tiles
+        around = {n for t in home for n in board.neighbours(t)}
+        state.pstates[p].explored |= tiles_mask(state, set(home) | around)
     update_memory(state)
     return state
 

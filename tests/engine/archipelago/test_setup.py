@@ -43,3 +43,15 @@ def test_a12_unit_id_secret_is_not_drawn_from_the_map_stream() -> None:
     secret = state.to_dict()["id_secret"]
     assert all(format(v, "016x") not in secret for v in first)
     assert state.to_dict()["rng"] not in [Rng(seed).state, *first]
+
+
+@pytest.mark.parametrize("players", [2, 5, 8])
+def test_a14_each_player_knows_its_home_island_and_the_sea_around_it(players: int) -> None:
+    from engine.archipelago.fog import is_explored
+
+    state = GAME.new_game(GAME.normalize_config({"players": players}), seed=77 + players)
+    board = state.board
+    for p in range(players):
+        home = set(board.home_island(p).tiles)
+        around = {n for t in home for n in board.neighbours(t)}
+        assert all(is_explored(state, p, t) for t in home | around)
