@@ -116,11 +116,11 @@ def update_memory(state: State, visible: list[set[Tile]] | None = None) -> list[
                     continue
             old = log.get(u.id)
             typ = u.type if u.id in ps.revealed else (old[2] if old is not None else None)
-            log[u.id] = (u.tile, state.round, typ)
+            log[u.id] = (u.tile, state.round, typ, u.owner)
         for uid in ps.revealed:
             ent = log.get(uid)
             if ent is not None and ent[2] is None:
-                log[uid] = (ent[0], ent[1], units[uid].type)
+                log[uid] = (ent[0], ent[1], units[uid].type, ent[3])
     return visible
 
 
@@ -166,8 +166,8 @@ def simple_view(state: State, player: int) -> dict[str, Any]:
              if is_explored(state, player, t)]
     outposts = [{"tile": tile_dict(t), "owner": p} for t, p in sorted(state.outposts.items(), key=_yx)
                 if p == player or t in vis]
-    log = [{"unit": k, "tile": tile_dict(t), "round": r, **({"type": ty} if ty else {})}
-           for k, (t, r, ty) in sorted(ps.log.items()) if k not in state.units or
+    log = [{"unit": k, "owner": o, "tile": tile_dict(t), "round": r, **({"type": ty} if ty else {})}
+           for k, (t, r, ty, o) in sorted(ps.log.items()) if k not in state.units or
            not sees_unit(state, player, state.units[k], vis, watch)]
     others = [{"seat": p, "score": q.score, "resources": q.opening_total}
               for p, q in enumerate(state.pstates)]

@@ -74,7 +74,7 @@ class PlayerState:
 
     def __init__(self, stock: dict[str, int] | None = None, score: int = 0, bonus: str | None = None,
                  flags_captured: int = 0, explored: int = 0,
-                 log: dict[str, tuple[Tile, int, str | None]] | None = None,
+                 log: dict[str, tuple[Tile, int, str | None, int]] | None = None,
                  revealed: set[str] | None = None, offers_made: int = 0, chats: int = 0,
                  opening_total: int | None = None) -> None:
         self.stock = {r: 0 for r in RESOURCES} if stock is None else {r: int(stock.get(r, 0))
@@ -83,7 +83,8 @@ class PlayerState:
         self.bonus = bonus
         self.flags_captured = flags_captured
         self.explored = explored  # bit (y * width + x) set = tile explored
-        self.log = log if log is not None else {}  # enemy id -> (last tile, round seen, type|None)
+        # enemy id -> (last tile, round seen, type if revealed, owner)  (A83)
+        self.log = log if log is not None else {}
         self.revealed = revealed if revealed is not None else set()  # enemy ids whose type we know
         self.offers_made = offers_made
         self.chats = chats
@@ -99,8 +100,8 @@ class PlayerState:
         d: dict[str, Any] = {
             "stock": dict(self.stock), "score": self.score, "flags_captured": self.flags_captured,
             "explored": format(self.explored, "x"),
-            "log": {k: ([t[0], t[1], r] if ty is None else [t[0], t[1], r, ty])
-                    for k, (t, r, ty) in sorted(self.log.items())},
+            "log": {k: ([t[0], t[1], r, o] if ty is None else [t[0], t[1], r, o, ty])
+                    for k, (t, r, ty, o) in sorted(self.log.items())},
             "revealed": sorted(self.revealed), "offers_made": self.offers_made, "chats": self.chats,
             "opening_total": self.opening_total,
         }
@@ -110,9 +111,9 @@ class PlayerState:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PlayerState:
-        log: dict[str, tuple[Tile, int, str | None]] = {}
+        log: dict[str, tuple[Tile, int, str | None, int]] = {}
         for k, v in (d.get("log") or {}).items():
-            log[str(k)] = ((int(v[0]), int(v[1])), int(v[2]), str(v[3]) if len(v) > 3 else None)
+            log[str(k)] = ((int(v[0]), int(v[1])), int(v[2]), str(v[4]) if len(v) > 4 else None, int(v[3]))
         return cls(dict(d.get("stock") or {}), int(d.get("score", 0)), d.get("bonus"),
                    int(d.get("flags_captured", 0)), int(str(d.get("explored", "0")), 16), log,
                    {str(x) for x in d.get("revealed") or ()}, int(d.get("offers_made", 0)),

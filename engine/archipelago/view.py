@@ -11,14 +11,14 @@ the player may know, nothing else:
   aircraft, else the terrain of their tile: a naval commando at sea looks like a ship, a land mine
   like any land unit, a sea mine like any ship), with their type only once revealed (A31, A37–A39);
   its own flag while carried by an enemy only while that carrier is itself in sight;
-- A83 the enemy log: every enemy unit seen before and not in sight now, with last tile, round last
-  seen, how many rounds ago, and its type if revealed;
+- A83 the enemy log: every enemy unit seen before and not in sight now, with its owner, last tile,
+  round last seen, how many rounds ago, and its type if revealed;
 - A84 of every seat only the public figures: score and total resource count as it stood when the
   round opened (nicknames, submitted and connected flags are added by the services);
 - A85 the events of the last round, already cut by the engine to the player's audience
   (:meth:`engine.base.Event.visible_to`); the state does not keep them, so the caller passes the
-  events ``GAME.resolve`` returned (``view(state, player, events)``); the ``by`` of a strike or
-  bombardment that hit the player's unit is dropped unless the player knows the shooter.
+  events ``GAME.resolve`` returned (``view(state, player, events)``) — the engine names the
+  shooter of a strike or bombardment to its victim only if the victim saw it.
 
 Shape (JSON; keys are snake_case; a tile is ``{"x": int, "y": int}``; keys without a value are
 omitted, never ``None``; lists are sorted as stated, so equal knowledge gives equal views)::
@@ -40,7 +40,7 @@ omitted, never ``None``; lists are sorted as stated, so equal knowledge gives eq
                 "raft"?: true}],
      "enemies": [{"id", "owner", "domain": "land"|"sea"|"air", "tile",   # enemy units in sight, by id
                   "type"?: str}],                     # only once revealed
-     "enemy_log": [{"id", "tile", "round": int, "rounds_ago": int,   # seen before, not in sight now
+     "enemy_log": [{"id", "owner": int, "tile", "round": int, "rounds_ago": int,   # seen before, not in sight now
                     "type"?: str}],                   # by id
      "outposts": [{"tile": tile, "owner": int}],      # own outposts and those on tiles in sight
      "control": [tile, ...],                          # explored land tiles it controls, by (y, x)
@@ -235,8 +235,8 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     for uid in sorted(ps.log):
         if uid in in_sight:
             continue
-        t, rnd, typ = ps.log[uid]
-        ent: dict[str, Any] = {"id": uid, "tile": _t(t), "round": rnd,
+        t, rnd, typ, seen_owner = ps.log[uid]
+        ent: dict[str, Any] = {"id": uid, "owner": seen_owner, "tile": _t(t), "round": rnd,
                                "rounds_ago": max(0, state.round - rnd)}
         if typ is not None:
             ent["type"] = typ

@@ -571,8 +571,9 @@ def check_view(state: State, p: int, v: Mapping[str, Any], events: list[Event] |
     for uid in sorted(ps.log):
         if uid in want_en:
             continue
-        t, rnd_seen, typ = ps.log[uid]
-        ent: dict[str, Any] = {"id": uid, "tile": _td(t), "round": rnd_seen, "rounds_ago": state.round - rnd_seen}
+        t, rnd_seen, typ, owner = ps.log[uid]
+        ent: dict[str, Any] = {"id": uid, "owner": owner, "tile": _td(t), "round": rnd_seen,
+                               "rounds_ago": state.round - rnd_seen}
         if typ is not None:
             ent["type"] = typ
         want_log.append(ent)

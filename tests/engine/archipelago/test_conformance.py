@@ -86,7 +86,7 @@ def test_a80_checker_catches_a_hidden_enemy_and_hidden_cargo() -> None:
     with pytest.raises(ConformanceError):
         check_view(st, 0, bad, None, "leak")
     bad = copy.deepcopy(v)
-    bad["enemy_log"].append({"id": "c", "tile": {"x": 10, "y": 4}, "round": 1, "rounds_ago": 0})
+    bad["enemy_log"].append({"id": "c", "owner": 1, "tile": {"x": 10, "y": 4}, "round": 1, "rounds_ago": 0})
     with pytest.raises(ConformanceError):
         check_view(st, 0, bad, None, "leak")
     bad = copy.deepcopy(v)

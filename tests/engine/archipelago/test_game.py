@@ -231,9 +231,9 @@ def test_a81_explored_tiles_stay_explored():
 
 def test_a83_enemy_log_keeps_last_tile_and_round():
     st = state(SEA, [U("s", 0, "dvora", 5, 2), U("e", 1, "dvora", 7, 2)], round=4)
-    assert st.pstates[0].log["e"] == ((7, 2), 4, None)
+    assert st.pstates[0].log["e"] == ((7, 2), 4, None, 1)
     new, _ = GAME.resolve(st, {0: orders(mv("s", "WWW"))})
-    assert new.pstates[0].log["e"] == ((7, 2), 4, None)
+    assert new.pstates[0].log["e"] == ((7, 2), 4, None, 1)
 
 
 def test_a31_fight_reveals_both_types_to_both_owners():

@@ -274,8 +274,8 @@ def test_a83_enemy_log_last_tile_round_and_age() -> None:
     v = view(st, 0)
     assert enemy(v, "e") is None and enemy(v, "g") is None
     assert v["enemy_log"] == [
-        {"id": "e", "tile": {"x": 6, "y": 3}, "round": 4, "rounds_ago": 2},
-        {"id": "g", "tile": {"x": 7, "y": 3}, "round": 4, "rounds_ago": 2, "type": "rank9"},
+        {"id": "e", "owner": 1, "tile": {"x": 6, "y": 3}, "round": 4, "rounds_ago": 2},
+        {"id": "g", "owner": 1, "tile": {"x": 7, "y": 3}, "round": 4, "rounds_ago": 2, "type": "rank9"},
     ]
 
 
@@ -285,7 +285,7 @@ def test_a83_log_keeps_last_tile_after_the_unit_moves_out_of_sight() -> None:
     assert st.units["e"].tile == (10, 2)
     v = view(st, 0)
     assert enemy(v, "e") is None
-    assert v["enemy_log"] == [{"id": "e", "tile": {"x": 8, "y": 1}, "round": 2, "rounds_ago": 1}]
+    assert v["enemy_log"] == [{"id": "e", "owner": 1, "tile": {"x": 8, "y": 1}, "round": 2, "rounds_ago": 1}]
 
 
 # -- A84 ----------------------------------------------------------------------------------------
