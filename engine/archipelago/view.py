@@ -212,16 +212,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
                 bearer = units.get(u.carrier)
                 if bearer is None or bearer.owner == player or not enemy_in_sight(bearer, vis, watch):
                     continue  # A82: own carried flag only while its carrier is in sight
-            d: dict[str, Any] = {"id": uid, "owner": player, "type": u.type, "tile": _t(u.tile)}
-            if u.carrier is not None:
-                d["carrier"] = u.carrier
-            if u.cargo:
-                d["cargo"] = list(u.cargo)
-            if u.flag is not None:
-                d["flag"] = u.flag
-            if u.raft:
-                d["raft"] = True
-            own.append(d)
+            own.append(u.to_dict())
         elif enemy_in_sight(u, vis, watch):
             in_sight.add(uid)
             e: dict[str, Any] = {"id": uid, "owner": u.owner, "domain": shown_domain(state, u),
