@@ -28,6 +28,7 @@ from gateway import convert
 from gateway.errors import RemoteError
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
+from services.game_actor import check_creation
 from services.store import Store
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServicer):
             deadline = request.deadline_seconds or SPEEDS.get(request.speed, 0.0)
             if not deadline:
                 raise InvalidOrder("unknown speed", field="speed", rule="A1")
+            check_creation(request.game, config, request.nickname, deadline)  # before any side effect
             game_id = secrets.token_hex(8)
             code = new_code()
             while not await self.gw.store.claim_code(code, game_id):
@@ -262,14 +264,12 @@ class GameService(game_pb2_grpc.GameServicer):
         since = request.from_version
         try:
             while True:
-                ups = await self.gw.router.call(game_id, "updates", game_id, seat, since)
-                over = False
-                for u in ups:
+                got = await self.gw.router.call(game_id, "updates", game_id, seat, since)
+                for u in got["updates"]:
                     yield convert.update_message(u)
                     since = max(since, int(u["version"]))
-                    over = over or u["kind"] == "game_over"
-                if over:
-                    return
+                if got["over"]:
+                    return  # nothing will ever follow
                 notice = await queue.get()
                 while "presence" in notice:
                     if notice["presence"] != seat:

@@ -80,6 +80,23 @@ def check_nickname(nickname: str) -> str:
     return nickname
 
 
+MAX_DEADLINE_S = 7 * 24 * 3600
+
+
+def check_creation(kind: str, config: Mapping[str, Any], nickname: str, deadline_s: float) -> dict[str, Any]:
+    """Validate a game's creation request; returns the engine's normalised config."""
+    try:
+        engine = get_game(kind)
+    except KeyError:
+        raise InvalidOrder(f"unknown game kind {kind!r}", field="game") from None
+    cfg = engine.normalize_config(config)
+    check_nickname(nickname)
+    if not 1 <= deadline_s <= MAX_DEADLINE_S:
+        raise InvalidOrder(f"a round deadline is 1 s .. 7 days, not {deadline_s:g} s", field="deadline_seconds",
+                           rule="A1")
+    return cfg
+
+
 @dataclass
 class Seat:
     seat: int
@@ -170,8 +187,9 @@ class GameActor:
     async def _commit(self, entry: dict[str, Any]) -> None:
         """Journal an entry (durable) and tell watchers the new version, then apply it.
 
-        The notice goes out with the entry in one round trip; a watcher that hears it before we
-        applied the entry asks for updates under the game's lock, which we hold until applied."""
+        The notice goes out with the entry in one round trip; no other call of this shard runs
+        between the round trip's return and ``apply`` (no await in between), so a watcher that
+        heard the notice always finds the entry applied when it asks for updates."""
         await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
         self.apply(entry)
 
@@ -264,14 +282,7 @@ class GameActor:
         async with self.lock:
             if self.version:
                 return self.summary()  # a retried create: already done
-            try:
-                engine = get_game(kind)
-            except KeyError:
-                raise InvalidOrder(f"unknown game kind {kind!r}", field="game") from None
-            cfg = engine.normalize_config(config)
-            check_nickname(nickname)
-            if not 1 <= deadline_s <= 7 * 24 * 3600 and deadline_s != 0:
-                raise InvalidOrder("deadline must be 1 s .. 7 days", field="deadline_seconds", rule="A1")
+            cfg = check_creation(kind, config, nickname, deadline_s)
             entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
                      "nickname": nickname, "secret_hash": secret_hash, "public": public,
                      "deadline_s": deadline_s, "code": code, "at": self.now_ms()}

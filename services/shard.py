@@ -180,8 +180,10 @@ class ShardCore:
     async def view(self, game_id: str, seat: int) -> dict[str, Any]:
         return await (await self.game(game_id)).view(seat)
 
-    async def updates(self, game_id: str, seat: int, since: int) -> list[dict[str, Any]]:
-        return (await self.game(game_id)).updates_since(seat, since)
+    async def updates(self, game_id: str, seat: int, since: int) -> dict[str, Any]:
+        """{"updates": [...after ``since``...], "over": the game has ended}."""
+        actor = await self.game(game_id)
+        return {"updates": actor.updates_since(seat, since), "over": actor.status == "over"}
 
     async def chat(self, game_id: str, seat: int, text: str) -> dict[str, Any]:
         return await (await self.game(game_id)).chat(seat, text)

@@ -80,6 +80,20 @@ async def test_a2_a4_create_list_join_start(cluster: Cluster) -> None:
     assert [p.nickname for p in view.players] == ["host", "guest"]
 
 
+async def test_a1_bad_creation_is_refused_before_anything_is_stored(cluster: Cluster) -> None:
+    codes_before = set(await cluster.gateway.store.redis.keys(cluster.gateway.store.key("code", "*")))
+    c = Client(cluster.address)
+    err = await rpc_error(c.create("salvo", seats=3, nickname="many", deadline_seconds=60))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and trailers(err)["error-field"] == "players"
+    err = await rpc_error(c.create("salvo", seats=2, nickname="", deadline_seconds=60))
+    assert trailers(err)["error-field"] == "nickname" and trailers(err)["error-rule"] == "A2"
+    err = await rpc_error(c.create("salvo", seats=2, nickname="slow", deadline_seconds=-5))
+    assert trailers(err)["error-field"] == "deadline_seconds"
+    err = await rpc_error(c.create("chess", seats=2, nickname="x", deadline_seconds=60))
+    assert trailers(err)["error-field"] == "game"
+    assert set(await cluster.gateway.store.redis.keys(cluster.gateway.store.key("code", "*"))) == codes_before
+
+
 async def test_a2_public_game_is_listed_until_full(cluster: Cluster) -> None:
     c = Client(cluster.address)
     created = await c.create("salvo", seats=2, nickname="lonely", public=True, deadline_seconds=60)

@@ -9,9 +9,9 @@ import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from archipelago.v1 import game_pb2
+from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
 from tests.conftest import Cluster
-from tests.e2e.helpers import WAIT_S, new_game, placement
+from tests.e2e.helpers import WAIT_S, new_game, placement, submit_and_close
 
 pytestmark = pytest.mark.e2e
 
@@ -74,3 +74,17 @@ async def test_reflection_lists_the_services(cluster: Cluster) -> None:
             names = {s.name for s in resp.list_services_response.service}
             break
     assert {"archipelago.v1.Lobby", "archipelago.v1.Game", "grpc.health.v1.Health"} <= names
+
+
+async def test_watch_of_a_finished_game_ends(cluster: Cluster) -> None:
+    game = await new_game(cluster.address, max_rounds=1)
+    await submit_and_close(game, placement(0), placement(1))
+    await submit_and_close(game, salvo_pb2.SalvoOrders(shots=["A9"]), salvo_pb2.SalvoOrders(shots=["A9"]))
+    final = await game.host.view(game.game_id)
+    assert final.status == lobby_pb2.GAME_STATUS_OVER
+    async with asyncio.timeout(WAIT_S):
+        late = [u async for u in game.host.watch(game.game_id, final.version)]
+    assert late == []  # the stream ends instead of waiting for updates that will never come
+    async with asyncio.timeout(WAIT_S):
+        kinds = [u.kind async for u in game.guest.watch(game.game_id, 0)]
+    assert kinds[-1] == "game_over"
