@@ -121,6 +121,22 @@ NOT_DURABLE_WARNING = """
 """
 
 
+def start_redis(data_dir: Path, redis_url: str | None, port: int | None = None
+                ) -> tuple[RedisProcess | None, str]:
+    """The given Redis, else a private redis-server, else the stand-in with a loud warning."""
+    if redis_url is not None:
+        wait_for_redis(redis_url)
+        print(f"redis: {redis_url}", flush=True)
+        return None, redis_url
+    if shutil.which("redis-server"):
+        proc = start_redis_server(data_dir / "redis", port)
+        print(f"redis: private redis-server at {proc.url} (data in {data_dir / 'redis'})", flush=True)
+    else:
+        proc = start_fake_redis()
+        print(NOT_DURABLE_WARNING, file=sys.stderr, flush=True)
+    return proc, proc.url
+
+
 def init_ray(address: str | None = None, *, namespace: str = "archipelago", num_cpus: int | None = None,
              tmpdir: str | None = None) -> None:
     ray_environment()
@@ -186,20 +202,8 @@ class Embedded:
 def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago", prefix: str = "arch:",
                    redis_url: str | None = None, ray_address: str | None = None,
                    redis_port: int | None = None) -> Embedded:
-    redis_url = redis_url or os.environ.get("REDIS_URL") or None
     ray_address = ray_address or os.environ.get("RAY_ADDRESS") or None
-    proc: RedisProcess | None = None
-    if redis_url is None:
-        if shutil.which("redis-server"):
-            proc = start_redis_server(data_dir / "redis", redis_port)
-            print(f"redis: private redis-server at {proc.url} (data in {data_dir / 'redis'})", flush=True)
-        else:
-            proc = start_fake_redis()
-            print(NOT_DURABLE_WARNING, file=sys.stderr, flush=True)
-        redis_url = proc.url
-    else:
-        wait_for_redis(redis_url)
-        print(f"redis: {redis_url}", flush=True)
+    proc, redis_url = start_redis(data_dir, redis_url or os.environ.get("REDIS_URL") or None, redis_port)
     init_ray(ray_address, namespace=namespace)
     print(f"ray: {'joined ' + ray_address if ray_address else 'local node started'}", flush=True)
     handles = start_shards(shards, redis_url, prefix=prefix, namespace=namespace,

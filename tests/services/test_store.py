@@ -1,0 +1,106 @@
+"""The Redis store, on a real redis-server and on the in-process stand-in used when there is none."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from services.cluster import NOT_DURABLE_WARNING, RedisProcess, start_fake_redis, start_redis
+from services.store import Store
+
+
+@pytest.fixture(scope="module")
+def fake_redis() -> Iterator[RedisProcess]:
+    proc = start_fake_redis()
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(params=["redis-server", "stand-in"])
+async def store(request: pytest.FixtureRequest, redis_server: RedisProcess,
+                fake_redis: RedisProcess) -> AsyncIterator[Store]:
+    url = redis_server.url if request.param == "redis-server" else fake_redis.url
+    s = Store(url, prefix=f"st{secrets.token_hex(4)}:")
+    yield s
+    await s.close()
+
+
+async def test_journal_is_kept_in_order(store: Store) -> None:
+    for i in range(5):
+        assert await store.journal_append("g", {"op": "x", "i": i}) == i + 1
+    await store.journal_append_publish("g", {"op": "x", "i": 5}, {"version": 6})
+    assert [e["i"] for e in await store.journal_read("g")] == list(range(6))
+    assert await store.journal_length("g") == 6
+
+
+async def test_codes_are_claimed_once_and_secrets_resolve(store: Store) -> None:
+    assert await store.claim_code("ABCDEF", "g1")
+    assert not await store.claim_code("ABCDEF", "g2")
+    assert await store.game_of_code("ABCDEF") == "g1"
+    await store.put_secret("h" * 64, "g1", 3)
+    assert await store.seat_of_secret("h" * 64) == ("g1", 3)
+    assert await store.seat_of_secret("x" * 64) is None
+
+
+async def test_placement_is_recorded_once(store: Store) -> None:
+    assert await store.place("g", "shard-1") == "shard-1"
+    assert await store.place("g", "shard-0") == "shard-1"
+    assert await store.place("g", "shard-0", replace="shard-1") == "shard-0"
+
+
+async def test_presence_expires(store: Store) -> None:
+    await store.touch_presence("g", 0, 0.05)
+    await store.touch_presence("g", 1, 60)
+    assert await store.connected("g", [0, 1, 2]) == {0, 1}
+    async with asyncio.timeout(5):
+        while await store.connected("g", [0, 1]) != {1}:  # the TTL runs out
+            await asyncio.sleep(0.02)
+    await store.clear_presence("g", 1)
+    assert await store.connected("g", [0, 1]) == set()
+
+
+async def test_notices_reach_subscribers(store: Store) -> None:
+    pubsub = store.redis.pubsub()
+    await pubsub.subscribe(store.channel("g"))
+    await store.publish("g", {"version": 7})
+    async with asyncio.timeout(5):
+        while True:
+            msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if msg is not None:
+                break
+    assert json.loads(msg["data"]) == {"version": 7}
+    await pubsub.aclose()
+
+
+def test_without_redis_server_the_stand_in_starts_with_a_loud_warning(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    proc, url = start_redis(tmp_path, None)
+    try:
+        assert proc is not None and not proc.durable and proc.fake_server is not None
+        assert redis.Redis.from_url(url).ping()
+        assert NOT_DURABLE_WARNING.strip() in capsys.readouterr().err
+    finally:
+        assert proc is not None
+        proc.stop()
+
+
+def test_with_redis_server_a_private_durable_one_starts(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    proc, url = start_redis(tmp_path, None)
+    try:
+        assert proc is not None and proc.proc is not None and proc.durable
+        client = redis.Redis.from_url(url)
+        client.set("k", "v")
+        assert client.config_get("appendonly") == {"appendonly": "yes"}
+        assert str(tmp_path / "redis") in capsys.readouterr().out
+    finally:
+        assert proc is not None
+        proc.stop()
