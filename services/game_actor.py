@@ -170,7 +170,6 @@ class GameActor:
         self.submit_count: dict[int, int] = {}
         self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
         self.outcome: dict[str, Any] | None = None
-        self.journal_length = 0
 
     # ------------------------------------------------------------------ loading and journaling
     @classmethod
@@ -196,7 +195,6 @@ class GameActor:
     def apply(self, entry: Mapping[str, Any]) -> None:
         """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
         op = entry["op"]
-        self.journal_length += 1
         self.version += 1
         getattr(self, f"_apply_{op}")(entry)
 
@@ -280,19 +278,23 @@ class GameActor:
     async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
                      public: bool, deadline_s: float, code: str) -> dict[str, Any]:
         async with self.lock:
-            if self.version:
-                return self.summary()  # a retried create: already done
-            cfg = check_creation(kind, config, nickname, deadline_s)
-            entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
-                     "nickname": nickname, "secret_hash": secret_hash, "public": public,
-                     "deadline_s": deadline_s, "code": code, "at": self.now_ms()}
-            await self._commit(entry)
-            await self.store.put_secret(secret_hash, self.game_id, 0)
+            if not self.version:  # else a retried create: journaled already, finish the rest again
+                cfg = check_creation(kind, config, nickname, deadline_s)
+                entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
+                         "nickname": nickname, "secret_hash": secret_hash, "public": public,
+                         "deadline_s": deadline_s, "code": code, "at": self.now_ms()}
+                await self._commit(entry)
+            await self.store.put_secret(self.seats[0].secret_hash, self.game_id, 0)
             await self._publish_summary()
             return self.summary()
 
     async def join(self, nickname: str, secret_hash: str) -> dict[str, Any]:
+        """Take a seat. Idempotent by secret: a retried join gets the seat the first one took."""
         async with self.lock:
+            again = next((s for s in self.seats if s.secret_hash == secret_hash and not s.bot), None)
+            if again is not None:
+                await self.store.put_secret(secret_hash, self.game_id, again.seat)
+                return {"game_id": self.game_id, "seat": again.seat, "game": self.kind}
             check_nickname(nickname)
             if self.status != LOBBY:
                 raise Conflict("the game has already started", field="code", rule="A4")

@@ -196,3 +196,18 @@ async def test_a53_eleventh_chat_message_of_a_round_is_refused() -> None:
     clock.advance(31)
     await actor.deadline_passed()
     await actor.chat(1, "a new round, a new allowance")
+
+
+async def test_retried_create_and_join_change_nothing_but_restore_the_secret_index() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = GameActor(GID, store, now_ms=clock)
+    spec = {"kind": "salvo", "config": {"players": 2}, "nickname": "ann", "secret_hash": "h0", "public": False,
+            "deadline_s": 30, "code": "ABCDEF"}
+    await actor.create(**spec)  # type: ignore[arg-type]
+    first = await actor.join("bob", "h1")
+    length = len(store.journals[GID])
+    store.secrets.clear()  # as if the shard died after journaling, before indexing the secrets
+    await actor.create(**spec)  # type: ignore[arg-type]
+    again = await actor.join("bob", "h1")
+    assert again == first and len(store.journals[GID]) == length and len(actor.seats) == 2
+    assert store.secrets == {"h0": (GID, 0), "h1": (GID, 1)}
