@@ -13,9 +13,10 @@ import hashlib
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -45,6 +46,29 @@ LATENCY = Histogram("archipelago_grpc_latency_seconds", "gRPC unary call latency
 WATCHERS = Gauge("archipelago_watch_streams", "open Watch streams on this gateway")
 
 R = TypeVar("R")
+K = TypeVar("K")
+V = TypeVar("V")
+CACHE_SIZE = 200_000
+
+
+class LRU(Generic[K, V]):
+    """A dict that forgets its least recently used entries beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self.data.get(key)
+        if value is not None:
+            self.data.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self.data[key] = value
+        self.data.move_to_end(key)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
 
 
 def hash_secret(secret: str) -> str:
@@ -68,16 +92,18 @@ class Gateway:
         self.router = router
         self.config = config
         self.notices = Notices(store)
-        self._secrets: dict[str, tuple[str, int]] = {}
+        # Secrets never change seat and games never change kind: cache both, bounded.
+        self._secrets: LRU[str, tuple[str, int]] = LRU(CACHE_SIZE)
         self._streams: dict[tuple[str, int], int] = {}
-        self._kinds: dict[str, str] = {}
+        self._kinds: LRU[str, str] = LRU(CACHE_SIZE)
         self._touched: dict[tuple[str, int], float] = {}
 
     async def kind_of(self, game_id: str) -> str:
         kind = self._kinds.get(game_id)
         if kind is None:
             summary = await self.store.summary(game_id)
-            kind = self._kinds[game_id] = summary["game"] if summary else ""
+            kind = summary["game"] if summary else ""
+            self._kinds.put(game_id, kind)
         return kind
 
     async def start(self) -> None:
@@ -104,7 +130,7 @@ class Gateway:
             if found is None:
                 raise RemoteError({"type": "Unauthenticated", "code": "auth/unauthenticated",
                                    "message": "unknown player secret", "rule": "A3"})
-            self._secrets[h] = found
+            self._secrets.put(h, found)
         if game_id is not None and game_id != found[0]:
             raise RemoteError({"type": "PermissionDenied", "code": "auth/permission_denied",
                                "field": "game_id", "rule": "A3",

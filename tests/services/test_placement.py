@@ -31,3 +31,15 @@ def test_losing_a_shard_moves_only_its_games() -> None:
 def test_no_shard_is_an_error() -> None:
     with pytest.raises(LookupError):
         rendezvous("g", [])
+
+
+def test_gateway_caches_are_bounded() -> None:
+    from gateway.server import LRU
+
+    cache: LRU[str, int] = LRU(3)
+    for i in range(5):
+        cache.put(f"k{i}", i)
+    assert cache.get("k0") is None and cache.get("k1") is None
+    assert cache.get("k2") == 2  # now the most recent
+    cache.put("k5", 5)
+    assert cache.get("k3") is None and [cache.get(k) for k in ("k2", "k4", "k5")] == [2, 4, 5]
