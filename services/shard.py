@@ -13,16 +13,21 @@ Ray actor around it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from engine.errors import NotFound
 from services.game_actor import GameActor, wall_ms
 from services.store import Store
 
 log = logging.getLogger(__name__)
+
+EVICT_IDLE_MS = int(float(os.environ.get("ARCHIPELAGO_EVICT_IDLE_S", "600")) * 1000)  # memory is a cache
+EVICT_EVERY_MS = 60_000
 
 
 class ShardCore:
@@ -41,6 +46,10 @@ class ShardCore:
         self._started = False
         self._start_lock = asyncio.Lock()
         self.deadlines_fired = 0
+        self._busy: dict[str, int] = {}  # game -> calls in progress
+        self._used: dict[str, int] = {}  # game -> last use (ms)
+        self._next_eviction = 0
+        self._recording: set[asyncio.Task[None]] = set()
 
     # ---------------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -91,15 +100,20 @@ class ShardCore:
             del self._loading[game_id]
 
     async def create_game(self, game_id: str, spec: dict[str, Any]) -> dict[str, Any]:
-        actor = self.games.get(game_id)
-        if actor is None:
-            try:
-                actor = await self.game(game_id)  # a retried create finds its journal
-            except Exception:
-                actor = self._new_actor(game_id)
-        summary = await actor.create(**spec)
-        self.games[game_id] = actor
-        return summary
+        self._busy[game_id] = self._busy.get(game_id, 0) + 1
+        try:
+            actor = self.games.get(game_id)
+            if actor is None:
+                try:
+                    actor = await self.game(game_id)  # a retried create finds its journal
+                except NotFound:
+                    actor = self.games[game_id] = self._new_actor(game_id)
+            self._used[game_id] = self.now_ms()
+            return await actor.create(**spec)
+        finally:
+            self._busy[game_id] -= 1
+            if not self._busy[game_id]:
+                del self._busy[game_id]
 
     # ---------------------------------------------------------------- deadlines
     def _deadline_changed(self, game_id: str, deadline_ms: int | None) -> None:
@@ -107,8 +121,14 @@ class ShardCore:
             self._deadline.pop(game_id, None)
         else:
             self._arm(game_id, deadline_ms)
-        if self._started:
-            asyncio.get_running_loop().create_task(self._record_deadline(game_id))
+        task = asyncio.get_running_loop().create_task(self._record_deadline(game_id))
+        self._recording.add(task)
+        task.add_done_callback(self._recording.discard)
+
+    async def flush(self) -> None:
+        """Wait until every deadline change so far is recorded in Redis."""
+        while self._recording:
+            await asyncio.gather(*self._recording)
 
     async def _record_deadline(self, game_id: str) -> None:
         # Writes the deadline current when it runs, so out-of-order writes still end right.
@@ -138,11 +158,11 @@ class ShardCore:
         fired = 0
         for game_id in self.due():
             try:
-                actor = await self.game(game_id)
-                if await actor.deadline_passed():
-                    fired += 1
-                elif actor.deadline_ms is not None and game_id not in self._deadline:
-                    self._arm(game_id, actor.deadline_ms)
+                async with self.using(game_id) as actor:
+                    if await actor.deadline_passed():
+                        fired += 1
+                    elif actor.deadline_ms is not None and game_id not in self._deadline:
+                        self._arm(game_id, actor.deadline_ms)
             except Exception:
                 log.exception("deadline of %s failed", game_id)
         self.deadlines_fired += fired
@@ -152,10 +172,13 @@ class ShardCore:
         while True:
             try:
                 await self.fire_due()
+                if self.now_ms() >= self._next_eviction:
+                    self.evict_idle(EVICT_IDLE_MS)
+                    self._next_eviction = self.now_ms() + EVICT_EVERY_MS
                 self._wake.clear()
-                timeout = None
+                timeout = EVICT_EVERY_MS / 1000.0
                 if self._heap:
-                    timeout = max(0.0, (self._heap[0][0] - self.now_ms()) / 1000.0)
+                    timeout = min(timeout, max(0.0, (self._heap[0][0] - self.now_ms()) / 1000.0))
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout)
                 except TimeoutError:
@@ -167,32 +190,64 @@ class ShardCore:
                 await asyncio.sleep(0.1)
 
     # ---------------------------------------------------------------- calls from the gateway
+    @contextlib.asynccontextmanager
+    async def using(self, game_id: str) -> AsyncIterator[GameActor]:
+        """The game actor for one call; a game in use is never evicted from memory."""
+        self._busy[game_id] = self._busy.get(game_id, 0) + 1
+        try:
+            actor = await self.game(game_id)
+            self._used[game_id] = self.now_ms()
+            yield actor
+        finally:
+            left = self._busy[game_id] - 1
+            if left:
+                self._busy[game_id] = left
+            else:
+                del self._busy[game_id]
+
+    def evict_idle(self, idle_ms: int) -> int:
+        """Drop from memory the games nobody used for ``idle_ms`` (they reload from the journal on
+        their next call or deadline); returns how many went."""
+        now = self.now_ms()
+        gone = [g for g in self.games if g not in self._busy and now - self._used.get(g, now) >= idle_ms]
+        for g in gone:
+            del self.games[g]
+            self._used.pop(g, None)
+        return len(gone)
+
     async def join(self, game_id: str, nickname: str, secret_hash: str) -> dict[str, Any]:
-        return await (await self.game(game_id)).join(nickname, secret_hash)
+        async with self.using(game_id) as actor:
+            return await actor.join(nickname, secret_hash)
 
     async def start_game(self, game_id: str, seat: int, fill: bool) -> dict[str, Any]:
-        return await (await self.game(game_id)).start(seat, fill)
+        async with self.using(game_id) as actor:
+            return await actor.start(seat, fill)
 
     async def submit(self, game_id: str, seat: int, orders: dict[str, Any], version: int, key: str,
                      draft: bool) -> dict[str, Any]:
-        return await (await self.game(game_id)).submit(seat, orders, version=version, key=key, draft=draft)
+        async with self.using(game_id) as actor:
+            return await actor.submit(seat, orders, version=version, key=key, draft=draft)
 
     async def view(self, game_id: str, seat: int) -> dict[str, Any]:
-        return await (await self.game(game_id)).view(seat)
+        async with self.using(game_id) as actor:
+            return await actor.view(seat)
 
     async def updates(self, game_id: str, seat: int, since: int) -> dict[str, Any]:
         """{"updates": [...after ``since``...], "over": the game has ended}."""
-        actor = await self.game(game_id)
-        return {"updates": actor.updates_since(seat, since), "over": actor.status == "over"}
+        async with self.using(game_id) as actor:
+            return {"updates": actor.updates_since(seat, since), "over": actor.status == "over"}
 
     async def chat(self, game_id: str, seat: int, text: str) -> dict[str, Any]:
-        return await (await self.game(game_id)).chat(seat, text)
+        async with self.using(game_id) as actor:
+            return await actor.chat(seat, text)
 
     async def presence_changed(self, game_id: str) -> None:
-        await (await self.game(game_id)).presence_changed()
+        async with self.using(game_id) as actor:
+            await actor.presence_changed()
 
     async def whoami(self, game_id: str, seat: int) -> dict[str, Any]:
-        return (await self.game(game_id)).whoami(seat)
+        async with self.using(game_id) as actor:
+            return actor.whoami(seat)
 
     async def stats(self) -> dict[str, Any]:
         return {"name": self.name, "pid": os.getpid(), "games": len(self.games),

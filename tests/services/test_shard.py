@@ -1,0 +1,72 @@
+"""ShardCore (the logic inside a GameShard actor) on a real redis-server with a fake clock."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.cluster import RedisProcess
+from services.shard import ShardCore
+from services.store import Store
+from tests.fakes import FakeClock
+
+
+@pytest.fixture
+async def shard(redis_server: RedisProcess) -> AsyncIterator[tuple[ShardCore, FakeClock]]:
+    clock = FakeClock()
+    core = ShardCore("shard-t", Store(redis_server.url, prefix=f"sh{secrets.token_hex(4)}:"), now_ms=clock)
+    yield core, clock
+    await core.store.close()
+
+
+async def new_game(core: ShardCore, game_id: str) -> None:
+    await core.create_game(game_id, {"kind": "salvo", "config": {"players": 2}, "nickname": "ann",
+                                     "secret_hash": "h0", "public": False, "deadline_s": 30, "code": "ABCDEF"})
+    await core.join(game_id, "bob", "h1")
+    await core.start_game(game_id, 0, False)
+
+
+async def test_s9_a_passed_deadline_closes_the_round(shard: tuple[ShardCore, FakeClock]) -> None:
+    core, clock = shard
+    await new_game(core, "g1")
+    assert await core.fire_due() == 0
+    clock.advance(29)
+    assert await core.fire_due() == 0
+    clock.advance(1)
+    assert await core.fire_due() == 1
+    view = await core.view("g1", 1)
+    assert view["round"] == 1 and view["view"]["fleet"], "the autopilot placed the fleet"
+    await core.flush()
+    assert await core.store.deadlines("shard-t") == [("g1", view["deadline_unix_ms"])]
+
+
+async def test_idle_games_leave_memory_and_come_back_from_the_journal(shard: tuple[ShardCore, FakeClock]) -> None:
+    core, clock = shard
+    await new_game(core, "g2")
+    before = await core.view("g2", 0)
+    clock.advance(601)
+    async with core.using("g2"):  # a call in progress: the game stays
+        assert core.evict_idle(600_000) == 0
+    clock.advance(601)
+    assert core.evict_idle(600_000) == 1 and "g2" not in core.games
+    after = await core.view("g2", 0)
+    assert after == before
+
+
+async def test_restarted_shard_rearms_deadlines_from_redis(shard: tuple[ShardCore, FakeClock],
+                                                           redis_server: RedisProcess) -> None:
+    core, clock = shard
+    await new_game(core, "g3")
+    version = (await core.view("g3", 0))["version"]
+    await core.submit("g3", 0, {"random_placement": True}, version, "", False)
+    await core.flush()
+    again = ShardCore("shard-t", Store(redis_server.url, prefix=core.store.prefix), now_ms=clock)
+    await again.start()  # re-arms from the deadline index, loads nothing yet
+    assert again.games == {}
+    clock.advance(31)
+    assert await again.fire_due() == 1  # loads the game from its journal and closes the round
+    view = await again.view("g3", 0)
+    assert view["round"] == 1 and view["players"][0]["submitted"] is False
+    await again.stop()
