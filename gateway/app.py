@@ -10,6 +10,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import REGISTRY
+
+from gateway.metrics import ShardCollector
 from gateway.server import Gateway, GatewayConfig, build_server
 from services.cluster import Embedded, start_embedded
 from services.store import Store
@@ -53,8 +56,10 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
             stats = await gw.router.ping_all()
             return {"shards": stats}
 
-        web = uvicorn.Server(uvicorn.Config(build_app(health), host=host, port=http_port, log_level="warning",
-                                           lifespan="off"))
+        shard_metrics = ShardCollector(gw.router)
+        REGISTRY.register(shard_metrics)
+        web = uvicorn.Server(uvicorn.Config(build_app(health, shard_metrics.refresh), host=host, port=http_port,
+                                           log_level="warning", lifespan="off"))
         web_task = asyncio.get_running_loop().create_task(web.serve())
         monitor = asyncio.get_running_loop().create_task(_monitor(gw))
         print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)

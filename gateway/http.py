@@ -12,7 +12,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 
-def build_app(health: Callable[[], Awaitable[dict[str, Any]]]) -> Starlette:
+def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
+              before_scrape: Callable[[], Awaitable[None]] | None = None) -> Starlette:
+    """``before_scrape`` runs before each /metrics answer (it fetches the shards' samples)."""
     async def healthz(_request: Request) -> Response:
         try:
             return JSONResponse({"status": "ok", **await health()})
@@ -20,6 +22,8 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]]) -> Starlette:
             return JSONResponse({"status": "unavailable", "error": repr(exc)}, status_code=503)
 
     async def metrics(_request: Request) -> Response:
+        if before_scrape is not None:
+            await before_scrape()
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     async def join(request: Request) -> Response:

@@ -37,6 +37,7 @@ from engine.errors import (
     RateLimited,
     StaleVersion,
 )
+from services import metrics
 
 log = logging.getLogger(__name__)
 
@@ -189,8 +190,13 @@ class GameActor:
         The notice goes out with the entry in one round trip; no other call of this shard runs
         between the round trip's return and ``apply`` (no await in between), so a watcher that
         heard the notice always finds the entry applied when it asks for updates."""
-        await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
-        self.apply(entry)
+        with metrics.JOURNAL.time():
+            await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
+        if entry["op"] == "close":
+            with metrics.RESOLUTION.time():
+                self.apply(entry)
+        else:
+            self.apply(entry)
 
     def apply(self, entry: Mapping[str, Any]) -> None:
         """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
@@ -414,7 +420,8 @@ class GameActor:
             if sub is not None:
                 orders[str(seat)] = sub.orders
                 continue
-            proposal = engine.autopilot(engine.view(self.state, seat), None)
+            with metrics.AUTOPILOT.time():
+                proposal = engine.autopilot(engine.view(self.state, seat), None)
             try:
                 engine.validate(self.state, seat, proposal)
             except GameError:
@@ -424,6 +431,7 @@ class GameActor:
             orders[str(seat)] = proposal
         await self._commit({"op": "close", "round": self.state.round, "orders": orders, "early": early,
                             "at": self.now_ms()})
+        metrics.ROUNDS_CLOSED.labels("early" if early else "deadline").inc()
 
     # ------------------------------------------------------------------ reading
     async def view(self, seat: int) -> dict[str, Any]:

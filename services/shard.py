@@ -290,6 +290,13 @@ class GameShard:
         own calls still in arrival order (its lock is fair)."""
         return list(await asyncio.gather(*(self.call(m, *a) for m, a in calls)))
 
+    async def metrics(self) -> list[Any]:
+        """This shard process's metric samples (collected by the gateway's /metrics)."""
+        from services import metrics
+
+        metrics.GAMES.set(len(self.core.games))
+        return metrics.snapshot()
+
     async def ping(self) -> dict[str, Any]:
         await self.core.start()
         return await self.core.stats()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 6
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
     grpc_port, http_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
@@ -51,7 +52,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
                              "--data-dir", "var"], env=env, text=True, cwd=tmp_path,  # relative, as make run
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        yield f"127.0.0.1:{grpc_port}", proc
+        yield f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{http_port}", proc
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -68,8 +69,9 @@ async def run(*args: str, timeout: float = 180) -> tuple[int, str]:
     return p.returncode or 0, out.decode()
 
 
-async def test_serve_create_and_two_bots_play_salvo_to_the_end(served: tuple[str, subprocess.Popen[str]]) -> None:
-    address, proc = served
+async def test_serve_create_and_two_bots_play_salvo_to_the_end(
+        served: tuple[str, str, subprocess.Popen[str]]) -> None:
+    address, http, proc = served
     await asyncio.to_thread(wait_healthy, address, proc)
     code_, out = await run("create", "salvo", "--speed", "20", "--server", address)
     assert code_ == 0, out
@@ -80,3 +82,11 @@ async def test_serve_create_and_two_bots_play_salvo_to_the_end(served: tuple[str
                                        run("bot", code[1], "--server", address))
     assert host[0] == 0 and guest[0] == 0, (host, guest)
     assert "game over" in host[1] and "game over" in guest[1]
+    # the operator's view: one scrape shows the gateway's and every shard's metrics
+    text = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{http}/metrics", timeout=30).read().decode())
+    closed = [line for line in text.splitlines() if line.startswith("archipelago_rounds_closed_total{")]
+    assert closed and all('shard="shard-' in line for line in closed)
+    assert sum(float(line.rsplit(" ", 1)[1]) for line in closed) >= 2  # placement and at least one salvo
+    assert 'archipelago_grpc_requests_total{code="OK",method="SubmitOrders"}' in text
+    health = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{http}/healthz", timeout=30).read().decode())
+    assert '"status":"ok"' in health
