@@ -14,6 +14,7 @@ from prometheus_client import REGISTRY
 
 from gateway.metrics import ShardCollector
 from gateway.server import Gateway, GatewayConfig, build_server
+from services import tracing
 from services.cluster import Embedded, start_embedded
 from services.store import Store
 
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 async def start_gateway(cluster: Embedded, grpc_address: str, public_url: str) -> tuple[Gateway, Any, int]:
     from gateway.router import ShardRouter
 
+    if tracing.setup("archipelago-gateway"):
+        tracing.instrument_grpc_server()
     store = Store(cluster.redis_url, cluster.prefix)
     router = ShardRouter(store, cluster.shards, cluster.namespace)
     gw = Gateway(store, router, GatewayConfig(public_url=public_url))

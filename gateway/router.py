@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from gateway.errors import RemoteError
+from services import tracing
 from services.placement import rendezvous
 from services.store import Store
 
@@ -30,12 +31,12 @@ class Batcher:
     def __init__(self, router: ShardRouter, shard: str) -> None:
         self.router = router
         self.shard = shard
-        self.pending: list[tuple[str, tuple[Any, ...], asyncio.Future[dict[str, Any]]]] = []
+        self.pending: list[tuple[str, tuple[Any, ...], dict[str, str], asyncio.Future[dict[str, Any]]]] = []
         self.in_flight = 0
 
     async def call(self, method: str, args: tuple[Any, ...]) -> dict[str, Any]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending.append((method, args, fut))
+        self.pending.append((method, args, tracing.carrier(), fut))
         self._kick()
         return await fut
 
@@ -45,14 +46,15 @@ class Batcher:
             self.in_flight += 1
             asyncio.get_running_loop().create_task(self._send(batch))
 
-    async def _send(self, batch: list[tuple[str, tuple[Any, ...], asyncio.Future[dict[str, Any]]]]) -> None:
+    async def _send(self, batch: list[tuple[str, tuple[Any, ...], dict[str, str],
+                                            asyncio.Future[dict[str, Any]]]]) -> None:
         try:
-            replies = await self.router.send_batch(self.shard, [(m, a) for m, a, _ in batch])
-            for (_, _, fut), reply in zip(batch, replies, strict=True):
+            replies = await self.router.send_batch(self.shard, [(m, a, c) for m, a, c, _ in batch])
+            for (_, _, _, fut), reply in zip(batch, replies, strict=True):
                 if not fut.done():
                     fut.set_result(reply)
         except Exception as exc:
-            for _, _, fut in batch:
+            for _, _, _, fut in batch:
                 if not fut.done():
                     fut.set_exception(exc)
         finally:
@@ -111,7 +113,8 @@ class ShardRouter:
             raise RemoteError(reply["error"])
         return reply["ok"]
 
-    async def send_batch(self, shard: str, calls: list[tuple[str, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+    async def send_batch(self, shard: str, calls: list[tuple[str, tuple[Any, ...], dict[str, str]]]
+                         ) -> list[dict[str, Any]]:
         """One Ray call carrying many shard calls; retried while the shard restarts."""
         from ray.exceptions import RayActorError
 

@@ -37,7 +37,7 @@ from engine.errors import (
     RateLimited,
     StaleVersion,
 )
-from services import metrics
+from services import metrics, tracing
 
 log = logging.getLogger(__name__)
 
@@ -190,10 +190,12 @@ class GameActor:
         The notice goes out with the entry in one round trip; no other call of this shard runs
         between the round trip's return and ``apply`` (no await in between), so a watcher that
         heard the notice always finds the entry applied when it asks for updates."""
-        with metrics.JOURNAL.time():
+        with metrics.JOURNAL.time(), tracing.tracer.start_as_current_span("journal.write", attributes={
+                "game": self.game_id, "op": entry["op"]}):
             await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
         if entry["op"] == "close":
-            with metrics.RESOLUTION.time():
+            with metrics.RESOLUTION.time(), tracing.tracer.start_as_current_span("engine.resolve", attributes={
+                    "game": self.game_id, "round": self.state.round}):
                 self.apply(entry)
         else:
             self.apply(entry)

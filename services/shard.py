@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from engine.errors import NotFound
+from services import tracing
 from services.game_actor import GameActor, wall_ms
 from services.store import Store
 
@@ -271,6 +272,7 @@ class GameShard:
 
     def __init__(self, name: str, redis_url: str, prefix: str = "arch:") -> None:
         logging.basicConfig(level=logging.INFO)
+        tracing.setup("archipelago-shard")
         self.core = ShardCore(name, Store(redis_url, prefix))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -285,10 +287,13 @@ class GameShard:
             return {"error": err}
         return {"ok": result}
 
-    async def call_many(self, calls: list[tuple[str, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+    async def call_many(self, calls: list[tuple[str, tuple[Any, ...], dict[str, str]]]) -> list[dict[str, Any]]:
         """Many calls in one Ray call (the gateway batches per shard); run concurrently, each game's
-        own calls still in arrival order (its lock is fair)."""
-        return list(await asyncio.gather(*(self.call(m, *a) for m, a in calls)))
+        own calls still in arrival order (its lock is fair). Each continues its caller's trace."""
+        async def one(method: str, args: tuple[Any, ...], parent: dict[str, str]) -> dict[str, Any]:
+            with tracing.span_from(parent, f"shard.{method}", shard=self.core.name):
+                return await self.call(method, *args)
+        return list(await asyncio.gather(*(one(m, a, c) for m, a, c in calls)))
 
     async def metrics(self) -> list[Any]:
         """This shard process's metric samples (collected by the gateway's /metrics)."""

@@ -58,7 +58,25 @@ class Cluster:
 
 
 @pytest.fixture(scope="session")
-async def cluster(redis_server: RedisProcess, ray_local: None) -> AsyncIterator[Cluster]:
+def spans() -> Iterator[Any]:
+    """Every span this test process ends, in memory (a tracer provider can be set once per process)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from services import tracing
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    tracing.instrument_grpc_server()
+    yield exporter
+
+
+@pytest.fixture(scope="session")
+async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> AsyncIterator[Cluster]:
     """Shards on the local Ray + a gateway on 127.0.0.1:<free port>, talking to real Redis."""
     from gateway.router import ShardRouter
     from gateway.server import Gateway, GatewayConfig, build_server
