@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -829,27 +829,10 @@ def _check_refused(state: State, p: int, o: Mapping[str, Any], ctx: str) -> None
         _fail(ctx, f"player {p}: refused orders changed the state")
 
 
-def replay(seed: int, players: int, max_rounds: int, rounds: list[dict[str, Any]]) -> list[str]:
-    """Replay recorded operations and orders from the seed; the state hash after each round."""
+def _replayed(seed: int, players: int, max_rounds: int, rounds: list[dict[str, Any]]
+              ) -> Iterator[tuple[State, list[Event]]]:
+    """Replay recorded operations and orders from the seed: the state and events of each round."""
     state = new_state(seed, players, max_rounds)
-    out = []
-    for rd in rounds:
-        for op in rd["ops"]:
-            try:
-                state = _apply_op(state, op)
-            except GameError:
-                if not op.get("refused"):
-                    raise
-        state, _ = GAME.resolve(state, {int(p): o for p, o in rd["orders"].items()})
-        out.append(state_hash(state))
-    return out
-
-
-def replay_views(seed: int, players: int, max_rounds: int, rounds: list[dict[str, Any]]
-                 ) -> list[list[dict[str, Any]]]:
-    """Replay and return every seat's view after each round (for the golden files)."""
-    state = new_state(seed, players, max_rounds)
-    out = []
     for rd in rounds:
         for op in rd["ops"]:
             try:
@@ -858,5 +841,16 @@ def replay_views(seed: int, players: int, max_rounds: int, rounds: list[dict[str
                 if not op.get("refused"):
                     raise
         state, events = GAME.resolve(state, {int(p): o for p, o in rd["orders"].items()})
-        out.append([make_view(state, p, events) for p in range(players)])
-    return out
+        yield state, events
+
+
+def replay(seed: int, players: int, max_rounds: int, rounds: list[dict[str, Any]]) -> list[str]:
+    """The state hash after each replayed round."""
+    return [state_hash(state) for state, _ in _replayed(seed, players, max_rounds, rounds)]
+
+
+def replay_views(seed: int, players: int, max_rounds: int, rounds: list[dict[str, Any]]
+                 ) -> list[list[dict[str, Any]]]:
+    """Every seat's view after each replayed round (for the golden files)."""
+    return [[make_view(state, p, events) for p in range(players)]
+            for state, events in _replayed(seed, players, max_rounds, rounds)]

@@ -14,16 +14,9 @@ from engine.archipelago.economy import accept_offer, bank, chat, offer
 from engine.archipelago.scenario import state_from_scenario
 from engine.archipelago.state import State
 from engine.archipelago.view import view
+from tests.engine.archipelago.boards import U
 
 Tile = tuple[int, int]
-
-
-def U(uid: str, owner: int, typ: str, x: int | None = None, y: int | None = None, **kw: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {"id": uid, "owner": owner, "type": typ}
-    if x is not None and y is not None:
-        d["tile"] = {"x": x, "y": y}
-    d.update(kw)
-    return d
 
 
 def make(rows: list[str], units: list[dict[str, Any]], **kw: Any) -> State:
