@@ -17,7 +17,7 @@ refunds as the rules say (A27, A42, A91).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,18 +194,25 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
             out.bonus = str(orders["bonus"])
         guard(do_bonus)
 
+    def each(key: str, parse: Callable[..., None], *extra: Any) -> None:
+        """Parse every entry of the list ``orders[key]``; a value that is not a list is refused."""
+        entries = orders.get(key)
+        if entries is None:
+            return
+        if not isinstance(entries, list):
+            if strict:
+                raise InvalidOrder("must be a list", field=key)
+            return
+        for i, ent in enumerate(entries):
+            guard(parse, state, player, ent, f"{key}[{i}]", out, *extra)
+
     # -- deployment (round 0) --------------------------------------------------------------------
-    deploy = orders.get("deploy")
-    if deploy:
+    if orders.get("deploy"):
         if state.round != 0:
             if strict:
                 raise IllegalOrder("deployment happens in round 0 only", rule="A13", field="deploy")
-        elif not isinstance(deploy, list):
-            if strict:
-                raise InvalidOrder("must be a list", field="deploy")
         else:
-            for i, ent in enumerate(deploy):
-                guard(_parse_deploy, state, player, ent, f"deploy[{i}]", out)
+            each("deploy", _parse_deploy)
     units = orders.get("units")
     builds = orders.get("builds")
     if state.round == 0 and (units or builds):
@@ -214,23 +221,11 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
                                field="units" if units else "builds")
         return out
     # -- unit orders ----------------------------------------------------------------------------
-    if units is not None:
-        if not isinstance(units, list):
-            if strict:
-                raise InvalidOrder("must be a list", field="units")
-        else:
-            for i, ent in enumerate(units):
-                guard(_parse_unit_order, state, player, ent, f"units[{i}]", out, strict, sight)
+    each("units", _parse_unit_order, strict, sight)
     if strict:
         _check_carriers(state, player, out, units if isinstance(units, list) else [])
     # -- builds ---------------------------------------------------------------------------------
-    if builds is not None:
-        if not isinstance(builds, list):
-            if strict:
-                raise InvalidOrder("must be a list", field="builds")
-        else:
-            for i, ent in enumerate(builds):
-                guard(_parse_build, state, player, ent, f"builds[{i}]", out, strict, sight)
+    each("builds", _parse_build, strict, sight)
     if strict:
         _check_affordable(state, player, out)
     return out
