@@ -42,6 +42,7 @@ test: install test-deps lint typecheck
 
 bench: install
 	$(PY) -m bench.path_bench
+	$(PY) -m bench.engine_bench
 
 clean:
 	rm -rf archipelago var .mypy_cache .ruff_cache .pytest_cache
