@@ -24,12 +24,10 @@ class GameMessages:
     view_field: str  # GetViewResponse.view oneof member
     pending_field: str  # GetViewResponse.pending oneof member
     orders_type: type[Message]
-    view_type: type[Message]
 
 
 GAMES: dict[str, GameMessages] = {
-    "salvo": GameMessages("salvo", "salvo", "salvo", "salvo_pending", salvo_pb2.SalvoOrders,
-                          salvo_pb2.SalvoView),
+    "salvo": GameMessages("salvo", "salvo", "salvo", "salvo_pending", salvo_pb2.SalvoOrders),
 }
 
 STATUS = {"lobby": lobby_pb2.GAME_STATUS_LOBBY, "running": lobby_pb2.GAME_STATUS_RUNNING,

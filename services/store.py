@@ -52,10 +52,6 @@ class Store:
         return bool(await self.redis.ping())
 
     # --- journal -------------------------------------------------------------------------------
-    async def journal_append(self, game_id: str, entry: dict[str, Any]) -> int:
-        """Append one entry; returns the journal's new length. Durable once this returns."""
-        return int(await self.redis.rpush(self.key("g", game_id, "journal"), dumps(entry)))
-
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
         """Append one entry and publish a notice in one round trip (the append is durable on return)."""
         pipe = self.redis.pipeline(transaction=False)
@@ -66,9 +62,6 @@ class Store:
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:
         raw = await self.redis.lrange(self.key("g", game_id, "journal"), 0, -1)
         return [json.loads(r) for r in raw]
-
-    async def journal_length(self, game_id: str) -> int:
-        return int(await self.redis.llen(self.key("g", game_id, "journal")))
 
     # --- directory: codes, secrets, summaries ----------------------------------------------------
     async def claim_code(self, code: str, game_id: str) -> bool:
@@ -114,17 +107,9 @@ class Store:
         value = await self.redis.hget(self.key("placement"), game_id)
         return None if value is None else str(value)
 
-    async def place(self, game_id: str, shard: str, *, replace: str | None = None) -> str:
-        """Record ``game -> shard`` unless already placed (then return the recorded shard).
-
-        With ``replace``, move the game only if it is still recorded on that (dead) shard."""
+    async def place(self, game_id: str, shard: str) -> str:
+        """Record ``game -> shard`` unless already placed (then return the recorded shard)."""
         key = self.key("placement")
-        if replace is not None:
-            current = await self.redis.hget(key, game_id)
-            if current == replace:
-                await self.redis.hset(key, game_id, shard)
-                return shard
-            return str(current) if current is not None else shard
         await self.redis.hsetnx(key, game_id, shard)
         value = await self.redis.hget(key, game_id)
         return str(value)

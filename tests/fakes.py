@@ -29,23 +29,15 @@ class MemoryJournal:
         self.secrets: dict[str, tuple[str, int]] = {}
         self.summaries: dict[str, dict[str, Any]] = {}
 
-    async def journal_append(self, game_id: str, entry: dict[str, Any]) -> int:
-        j = self.journals.setdefault(game_id, [])
-        j.append(json.dumps(entry))
-        return len(j)
-
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
-        await self.journal_append(game_id, entry)
-        await self.publish(game_id, notice)
+        self.journals.setdefault(game_id, []).append(json.dumps(entry))
+        self.published.append((game_id, notice))
 
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.journals.get(game_id, [])]
 
     async def connected(self, game_id: str, seats: Iterable[int]) -> set[int]:
         return {s for s in seats if (game_id, s) in self.present}
-
-    async def publish(self, game_id: str, message: dict[str, Any]) -> None:
-        self.published.append((game_id, message))
 
     async def put_secret(self, secret_hash: str, game_id: str, seat: int) -> None:
         self.secrets[secret_hash] = (game_id, seat)
