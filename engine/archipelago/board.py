@@ -127,17 +127,6 @@ def _index_table(width: int, height: int) -> list[list[tuple[str, int]]]:
     return table
 
 
-class IslandLike(Protocol):
-    @property
-    def id(self) -> int: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def tiles(self) -> tuple[Tile, ...]: ...
-    @property
-    def owner(self) -> int | None: ...
-
-
 class MapLike(Protocol):
     """What a map generator's map offers (the subset the engine relies on)."""
 

@@ -256,14 +256,19 @@ def _parse_deploy(state: State, player: int, ent: Any, f: str, out: Parsed) -> N
     out.deploy.append((u.id, t))
 
 
-def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, strict: bool,
-                      sight: Any) -> None:
+def _check_entry(ent: Any, f: str, what: str, keys: Any, strict: bool) -> None:
+    """An entry of an orders list must be an object; when strict, with only the known ``keys``."""
     if not isinstance(ent, Mapping):
-        raise InvalidOrder("a unit order is an object", field=f)
+        raise InvalidOrder(f"{what} is an object", field=f)
     if strict:
         for k in ent:
-            if k not in _UNIT_KEYS:
+            if k not in keys:
                 raise InvalidOrder(f"unknown field {k!r}", field=f"{f}.{k}")
+
+
+def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, strict: bool,
+                      sight: Any) -> None:
+    _check_entry(ent, f, "a unit order", _UNIT_KEYS, strict)
     u = _own_unit(state, player, ent.get("unit"), f + ".unit")
     if u.id in out.moves or u.id in out.actions:
         if strict:
@@ -431,12 +436,7 @@ def _check_affordable(state: State, player: int, out: Parsed) -> None:
 
 def _parse_build(state: State, player: int, ent: Any, f: str, out: Parsed, strict: bool,
                  sight: Any) -> None:
-    if not isinstance(ent, Mapping):
-        raise InvalidOrder("a build is an object", field=f)
-    if strict:
-        for k in ent:
-            if k not in _BUILD_KEYS:
-                raise InvalidOrder(f"unknown field {k!r}", field=f"{f}.{k}")
+    _check_entry(ent, f, "a build", _BUILD_KEYS, strict)
     typ = ent.get("type")
     if not isinstance(typ, str) or typ not in UNIT_TYPES or not UNIT_TYPES[typ].buildable:
         raise InvalidOrder(f"unknown or unbuildable unit type {typ!r}", field=f + ".type")
