@@ -1,6 +1,7 @@
 """Pure game rules, one package per game, behind the contract of :mod:`engine.base`.
 
 ``get_game(name)`` returns the engine of a game kind ("salvo", "archipelago", ...).
+:mod:`engine.actions` holds what every game's ``act`` shares (the action envelope, chat).
 """
 
 from __future__ import annotations

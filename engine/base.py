@@ -3,21 +3,29 @@
 An engine is a module-level object satisfying :class:`Game`.  It is pure: no I/O, no clock, no
 logging, no module-level randomness.  States are plain objects that serialise losslessly with
 ``to_dict`` / ``Game.state_from_dict``; all randomness comes from the seeded :class:`engine.rng.Rng`
-held in the state, so replaying a journal of orders from the seed gives the same state byte for
-byte.
+held in the state, so replaying a journal of orders and actions from the seed gives the same state
+byte for byte.  No method mutates a state it is given: ``resolve`` and ``act`` return new ones.
 
-Players are seat numbers ``0 .. players-1``.  Orders, views and events are JSON-serialisable dicts
-whose keys match the field names of the game's protobuf messages, so the gateway converts them with
-protobuf's dict mapping and nothing else.
+Players are seat numbers ``0 .. players-1``.  Orders, actions, views and events are
+JSON-serialisable dicts whose keys match the field names of the game's protobuf messages
+(snake_case), so the gateway converts them with protobuf's dict mapping and nothing else.
 
 Flow of one round, as a game actor drives it::
 
     state = game.new_game(config, seed)
     while game.outcome(state) is None:
+        # between rounds, at once, in arrival order (journaled like submissions):
+        state, events = game.act(state, p, {"chat": {"text": "hi"}})   # bank, offers, chat...
         for p in game.expected_players(state):      # who acts this round
             orders[p] = ... game.validate(state, p, orders[p]) ...
         # absent players: game.autopilot(game.view(state, p), standing_orders)
         state, events = game.resolve(state, orders)  # events carry their audience
+
+An *action* (``act``) is a dict with exactly one key naming its kind, whose value holds the kind's
+fields: ``{"chat": {"text": "hi", "to": 1}}`` in every game (``to`` left out: everyone), plus the
+game's own kinds (Archipelago: ``bank``, ``offer``, ``accept``).  Bots, load tests and an agent's
+"legal moves" tool get random legal orders from ``random_orders(view, seed)``, which, like
+``autopilot``, sees only the player's view.
 """
 
 from __future__ import annotations
@@ -128,6 +136,25 @@ class Game(Protocol):
     def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None
                   ) -> Orders:
         """Orders for a player who did not submit, computed from that player's view only."""
+        ...
+
+    def act(self, state: Any, player: int, action: Mapping[str, Any]) -> tuple[Any, list[Event]]:
+        """An immediate action between rounds (bank, trade offers and answers, chat).
+
+        ``action`` has exactly one key naming its kind, e.g. ``{"chat": {"text": "hi", "to": 1}}``.
+        Validated first: raises an :class:`engine.errors.GameError` naming the field (``action``,
+        ``chat.text``, ...) and the rule, and then nothing changed (:class:`InvalidOrder` for an
+        unknown kind, zero or several keys, wrong types; :class:`RateLimited` past a per-round
+        limit; :class:`GameOver` for an action that would change a finished game — chat stays
+        allowed).  Does not mutate ``state``; returns the new state and the events, each carrying
+        its audience."""
+        ...
+
+    def random_orders(self, view: Mapping[str, Any], seed: int) -> Orders:
+        """Random orders that pass ``validate`` for the viewing player, computed from its view only.
+
+        Deterministic for a given ``(view, seed)`` (a local seeded generator, never the module-level
+        one).  Empty orders (``{}``) when the player may not act (game over, not its turn)."""
         ...
 
     def outcome(self, state: Any) -> Outcome | None: ...

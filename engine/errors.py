@@ -1,13 +1,28 @@
-"""The engine's error tree (one table in the gateway maps it to gRPC and HTTP status codes).
+"""The engine's error tree (one table in the gateway maps each code to gRPC, HTTP and MCP).
 
-Every error names what was wrong: the ``field`` (a path into the submitted orders such as
-``shots[2]`` or ``orders.u3f9.path[1]``), the ``rule`` id of the spec it breaks (``S5``, ``A24``) and a
-human-readable reason.  Errors are ``ValueError`` subclasses, as in python-chess.
+Every error names what was wrong: the ``field`` (a path into the request such as ``shots[2]`` or
+``orders.u3f9.path[1]``), the ``rule`` id of the spec it breaks (``S5``, ``A24``) and a
+human-readable ``reason``.  Its message reads ``"<field>: rule <rule>: <reason>"`` (a part left out
+when the error has no field or no rule).  Errors are ``ValueError`` subclasses, as in python-chess.
+Each class has a stable ``code`` (``order/illegal``): clients branch on codes, never on messages.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+MAX_FIELD_LEN = 80
+MAX_REASON_LEN = 300
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (a client may send megabytes; errors echo a little)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def format_message(field: str | None, rule: str | None, reason: str) -> str:
+    parts = [p for p in (field, f"rule {rule}" if rule else None) if p]
+    return ": ".join([*parts, reason])
 
 
 class GameError(ValueError):
@@ -16,19 +31,14 @@ class GameError(ValueError):
     code = "game/error"
 
     def __init__(self, message: str, *, rule: str | None = None, field: str | None = None) -> None:
-        self.reason = message
+        self.reason = clip(message, MAX_REASON_LEN)
         self.rule = rule
-        self.field = field
-        parts = []
-        if field:
-            parts.append(field)
-        if rule:
-            parts.append(f"rule {rule}")
-        prefix = f"{', '.join(parts)}: " if parts else ""
-        super().__init__(f"{prefix}{message}")
+        self.field = clip(field, MAX_FIELD_LEN) if field else field
+        super().__init__(format_message(self.field, self.rule, self.reason))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": str(self), "rule": self.rule, "field": self.field}
+        return {"code": self.code, "message": str(self), "rule": self.rule, "field": self.field,
+                "reason": self.reason}
 
 
 class InvalidOrder(GameError):
@@ -44,9 +54,21 @@ class IllegalOrder(GameError):
 
 
 class NotYourTurn(GameError):
-    """The player may not act now (not its turn, game not started or already over)."""
+    """The player may not act now (another player's turn)."""
 
     code = "order/not_your_turn"
+
+
+class NotStarted(NotYourTurn):
+    """The game is still in its lobby: nothing can be played yet."""
+
+    code = "game/not_started"
+
+
+class GameOver(NotYourTurn):
+    """The game has ended: no more orders or actions that change it."""
+
+    code = "game/over"
 
 
 class StaleVersion(GameError):
@@ -55,8 +77,14 @@ class StaleVersion(GameError):
     code = "action/stale_state_id"
 
 
+class KeyReused(GameError):
+    """An idempotency key (or request id) sent again with a different request."""
+
+    code = "request/key_reused"
+
+
 class RateLimited(GameError):
-    """A per-round limit was reached (offers, chat messages)."""
+    """A per-round limit was reached (offers, chat messages, resubmissions)."""
 
     code = "action/rate_limited"
 
@@ -68,7 +96,7 @@ class NotFound(GameError):
 
 
 class Conflict(GameError):
-    """A request that conflicts with the game's state (nickname taken, game full, already started)."""
+    """A request that conflicts with the game's state (game full, already started)."""
 
     code = "lobby/conflict"
 
@@ -89,3 +117,15 @@ class Unauthenticated(GameError):
     """No player secret, or one the server does not know."""
 
     code = "auth/unauthenticated"
+
+
+class Unavailable(GameError):
+    """A part of the cluster (a shard, Redis) does not answer now; the request may be retried."""
+
+    code = "server/unavailable"
+
+
+class Internal(GameError):
+    """A bug on the server's side; the request changed nothing the client was told about."""
+
+    code = "server/internal"

@@ -3,7 +3,8 @@
 This package implements the engine core: the unit table (:mod:`.units`), the immutable board
 (:mod:`.board`), the state (:mod:`.state`), orders (:mod:`.orders`, A16–A20, A24, A91), the round
 resolution (:mod:`.resolve`, A21–A67, A91–A99), fog memory (:mod:`.fog`, A80–A83), the planning-time
-operations (:mod:`.economy`, A52–A53) and hand-made scenarios (:mod:`.scenario`).  The map
+operations (:mod:`.economy`, A52–A53; ``GAME.act`` runs them as actions), random legal orders from a
+view (:mod:`.randplay`) and hand-made scenarios (:mod:`.scenario`).  The map
 generator (``mapgen``) and the full fog-of-war view (``view``) live in sibling modules.
 
 ``GAME`` is the engine object (:class:`engine.base.Game`).  Parameters: ``players`` 2–8,

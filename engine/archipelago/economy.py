@@ -1,8 +1,10 @@
 """Immediate operations during planning (A52 bank, A53 trades and chat).
 
 Each function checks its request and returns a NEW state (the input is never mutated); errors are
-:class:`engine.errors.GameError` subclasses naming the field and rule.  Offers and per-round
-counters are cleared when the round resolves.
+:class:`engine.errors.GameError` subclasses naming the field and rule.  Bank, offer and accept
+raise :class:`engine.errors.GameOver` (A67) once the game is over; chat stays allowed.  Offers and
+per-round counters are cleared when the round resolves.  ``GAME.act`` wraps these functions (the
+action envelope, field names inside the action, and the events with their audiences).
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from typing import Any
 
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES
-from engine.errors import IllegalOrder, InvalidOrder, NotYourTurn, RateLimited
+from engine.actions import MAX_CHAT_LEN, MAX_CHATS, check_chat
+from engine.errors import GameOver, IllegalOrder, InvalidOrder, RateLimited
 
 BANK_RATE = 4
 PORT_RATE = 2
 MAX_OFFERS = 3
-MAX_CHATS = 10
-MAX_CHAT_LEN = 500
+
+__all__ = ["BANK_RATE", "MAX_CHATS", "MAX_CHAT_LEN", "MAX_OFFERS", "PORT_RATE", "accept_offer", "bank",
+           "bank_rate", "chat", "offer"]
 
 
 def _seat(state: State, player: Any, fld: str = "player") -> int:
@@ -30,7 +34,7 @@ def _seat(state: State, player: Any, fld: str = "player") -> int:
 def _open(state: State, player: Any) -> int:
     p = _seat(state, player)
     if state.outcome is not None:
-        raise NotYourTurn("the game is over")
+        raise GameOver("the game is over", rule="A67")
     return p
 
 
@@ -133,12 +137,10 @@ def accept_offer(state: State, player: int, offer_id: str) -> State:
 
 
 def chat(state: State, player: int, text: str, to: int | None = None) -> State:
-    """A53: a chat message to one player or all; 10 per player per round."""
+    """A53: a chat message to another player or all; 10 per player per round; allowed also once
+    the game is over."""
     p = _seat(state, player)
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT_LEN:
-        raise InvalidOrder(f"a message is 1..{MAX_CHAT_LEN} characters", field="text")
-    if to is not None:
-        _seat(state, to, "to")
+    text, to = check_chat(text, to, p, state.players, where="")
     if state.pstates[p].chats >= MAX_CHATS:
         raise RateLimited(f"at most {MAX_CHATS} chat messages per round", rule="A53", field="text")
     new = state.light_clone()

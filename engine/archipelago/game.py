@@ -1,28 +1,56 @@
 """The Archipelago engine object (``engine.archipelago.GAME``) behind :class:`engine.base.Game`.
 
 Parameters (``normalize_config``): ``players`` 2..8 (A1), ``max_rounds`` (default 60, A67),
-``target`` (default by player count, A5).  Unknown keys (speed, deadlines) are kept untouched.
+``target`` (default by player count, A5).
+
+Immediate actions (``act``, A52/A53), one key naming the kind; ``to`` left out means everyone::
+
+    {"bank": {"give": "wood", "get": "iron", "times"?: 1}}
+    {"offer": {"to"?: seat, "give": {res: n}, "get": {res: n}}}
+    {"accept": {"offer": "o3"}}
+    {"chat": {"text": str, "to"?: seat}}
+
+Their events leak nothing (A84: the others see only totals, at round open):
+
+- ``bank`` ``{"player", "give", "get", "times", "rate"}`` to the player only;
+- ``offer`` ``{"id", "from", "to"?, "give", "get"}`` to its maker and addressee (everyone for an
+  offer to all);
+- ``trade`` ``{"offer", "from", "to", "give", "get"}`` (``from`` made the offer and gave ``give``,
+  ``to`` accepted it) to both parties, and, for an offer to all, ``offer_closed`` ``{"offer"}`` to
+  every other seat — not who took it;
+- ``chat`` ``{"from", "text", "to"?}`` to the sender and addressee (everyone without ``to``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Mapping
 from typing import Any
 
+from engine.archipelago import economy
 from engine.archipelago.board import Board, Tile, tie_key
 from engine.archipelago.fog import simple_view, tiles_mask, update_memory
 from engine.archipelago.orders import parse_orders
+from engine.archipelago.randplay import random_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
-from engine.base import Event, Orders, Outcome
-from engine.errors import InvalidOrder
+from engine.actions import chat_event, parse_action
+from engine.base import Event, Orders, Outcome, player_seat
+from engine.errors import GameError, InvalidOrder, RateLimited
 from engine.rng import Rng
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 8
 DEFAULT_MAX_ROUNDS = 60
+#: action kind -> its fields (``act``)
+ACTION_KINDS: dict[str, tuple[str, ...]] = {
+    "bank": ("give", "get", "times"),
+    "offer": ("to", "give", "get"),
+    "accept": ("offer",),
+    "chat": ("text", "to"),
+}
 
 
 def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,6 +223,62 @@ class ArchipelagoGame:
         if standing_orders and standing_orders.get("bonus") in ("wood", "food", "iron", "fuel"):
             orders["bonus"] = standing_orders["bonus"]
         return orders
+
+    def act(self, state: State, player: int, action: Mapping[str, Any]) -> tuple[State, list[Event]]:
+        """A52/A53 at once: bank, offer, accept, chat (module docstring: shapes and events).
+
+        Errors name the field inside the action (``bank.give``, ``offer.to``, ``accept.offer``,
+        ``chat.text``; ``offer`` / ``chat`` for a per-round limit); bank, offer and accept raise
+        :class:`engine.errors.GameOver` (A67) once the game is over, chat stays allowed."""
+        player = player_seat(player, state.players)
+        kind, f = parse_action(action, ACTION_KINDS)
+        try:
+            return self._act(state, player, kind, f)
+        except GameError as e:
+            fld = kind if isinstance(e, RateLimited) else f"{kind}.{e.field}" if e.field else None
+            raise type(e)(e.reason, rule=e.rule, field=fld) from None
+
+    @staticmethod
+    def _act(state: State, p: int, kind: str, fields: Mapping[str, Any]) -> tuple[State, list[Event]]:
+        def f(key: str) -> Any:
+            return fields.get(key)  # None when left out: the economy names the missing field
+
+        if kind == "bank":
+            times = fields.get("times", 1)
+            new = economy.bank(state, p, f("give"), f("get"), times)
+            rate = economy.bank_rate(state, p, f("give"))
+            data = {"player": p, "give": f("give"), "get": f("get"), "times": times, "rate": rate}
+            return new, [Event("bank", data, frozenset({p}))]
+        if kind == "offer":
+            new = economy.offer(state, p, f("to"), f("give"), f("get"))
+            o = new.offers[-1]
+            data = {"id": o["id"], "from": p, **({"to": o["to"]} if "to" in o else {}),
+                    "give": dict(o["give"]), "get": dict(o["get"])}
+            audience = frozenset({p, o["to"]}) if "to" in o else None
+            return new, [Event("offer", data, audience)]
+        if kind == "accept":
+            oid = f("offer")
+            if not isinstance(oid, str):
+                raise InvalidOrder("an offer id is a string such as 'o3'", rule="A53", field="offer")
+            new = economy.accept_offer(state, p, oid)
+            o = next(x for x in state.offers if x["id"] == oid)
+            parties = frozenset({o["from"], p})
+            trade = {"offer": oid, "from": o["from"], "to": p, "give": dict(o["give"]), "get": dict(o["get"])}
+            events = [Event("trade", trade, parties)]
+            others = frozenset(range(state.players)) - parties
+            if "to" not in o and others:
+                events.append(Event("offer_closed", {"offer": oid}, others))
+            return new, events
+        new = economy.chat(state, p, f("text"), f("to"))
+        m = new.chat[-1]
+        return new, [chat_event(p, m["text"], m.get("to"))]
+
+    def random_orders(self, view: Mapping[str, Any], seed: int) -> Orders:
+        """Random legal orders from the view alone (:mod:`engine.archipelago.randplay`); ``{}`` once
+        the game is over."""
+        if view.get("outcome") is not None:
+            return {}
+        return random_orders(view, random.Random(seed))
 
     def outcome(self, state: State) -> Outcome | None:
         return None if state.outcome is None else Outcome.from_dict(state.outcome)

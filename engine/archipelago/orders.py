@@ -25,7 +25,7 @@ from engine.archipelago.board import DELTA, Tile, dist, parse_tile, step
 from engine.archipelago.fog import sees_unit, visible_tiles, watch_tiles
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import LAND, RESOURCES, SEA, UNIT_TYPES
-from engine.errors import GameError, IllegalOrder, InvalidOrder, NotYourTurn
+from engine.errors import GameError, GameOver, IllegalOrder, InvalidOrder
 
 ACTIONS = ("outpost", "bombard", "strike", "reveal")
 OUTPOST_COST: dict[str, int] = {"food": 1, "wood": 1}
@@ -155,7 +155,7 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
     """Check and normalise ``orders`` (see module docstring)."""
     if strict:
         if state.outcome is not None:
-            raise NotYourTurn("the game is over")
+            raise GameOver("the game is over", rule="A67")
         if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < state.players:
             raise InvalidOrder(f"must be a seat number 0..{state.players - 1}", field="player")
     if not isinstance(orders, Mapping):

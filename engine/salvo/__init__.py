@@ -23,6 +23,12 @@ Rules implemented (ids of the spec):
       are the services' business. ``resolve`` itself runs the autopilot for an expected player
       missing from its orders.
 
+Immediate actions (``act``): chat only, ``{"chat": {"text": str, "to"?: seat}}`` — 1..500
+characters, not blank, ``to`` the other seat (left out: both players); at most 10 messages per player
+per round (rule A53, which S9 borrows from Archipelago), in every phase, also once the game is over.
+Event ``chat`` ``{"from", "text", "to"?}`` to the sender and addressee (everyone without ``to``).
+``random_orders(view, seed)``: random legal orders from the view alone (bots, load tests).
+
 Our choice where the spec is silent: the game also ends after round ``max_rounds``; then the player
 who has hit more enemy ship squares wins, equal counts are a draw (reason ``"max_rounds"``). The
 outcome's ``scores`` are the enemy ship squares each player has hit.

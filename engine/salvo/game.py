@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engine.actions import MAX_CHATS, chat_event, check_chat, parse_action
 from engine.base import Event, Orders, Outcome, player_seat
-from engine.errors import IllegalOrder, InvalidOrder, NotYourTurn
+from engine.errors import GameOver, IllegalOrder, InvalidOrder, NotYourTurn, RateLimited
 from engine.rng import Rng
 from engine.salvo.autopilot import autopilot_orders
-from engine.salvo.board import FLEETS, Ship, ShipSpec, parse_square, random_fleet
+from engine.salvo.board import ALL_SQUARES, FLEETS, Ship, ShipSpec, coords, parse_square, random_fleet
 
 PLAYERS = 2
 MODES = ("salvo", "classic")
@@ -23,6 +24,8 @@ FIRST_PLAYER_RULES = ("creator", "random")
 DEFAULT_CONFIG: dict[str, Any] = {"players": 2, "mode": "salvo", "fleet": "default",
                                   "first_player": "creator", "max_rounds": 100}
 ORDER_KEYS = ("placement", "random_placement", "shots")
+#: action kind -> its fields (``act``): chat only
+ACTION_KINDS: dict[str, tuple[str, ...]] = {"chat": ("text", "to")}
 PLACEMENT_KEYS = ("ship", "bow", "vertical")
 
 REASON_FLEET_SUNK = "fleet_sunk"
@@ -52,6 +55,8 @@ class SalvoState:
 
     ``fleets[p]`` is player p's own fleet (empty until placement is resolved), ``shots[p]`` the
     shots player p fired at its enemy, in order. ``rng`` is the state of the game's :class:`Rng`.
+    ``chats[p]`` counts player p's chat messages this round (A53 limit, reset when a round resolves;
+    serialised only when not zero, so states without chat keep their hashes).
     (A plain dataclass, because :class:`engine.base.GameState` declares ``version`` and ``round`` as
     plain attributes; every field holds immutable values, so sharing them between states is safe.)
     """
@@ -67,6 +72,7 @@ class SalvoState:
     fleets: Fleets = ((), ())
     shots: ShotLists = ((), ())
     outcome: Outcome | None = None
+    chats: tuple[int, int] = (0, 0)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -99,6 +105,8 @@ class SalvoState:
         }
         if self.outcome is not None:
             d["outcome"] = self.outcome.to_dict()
+        if any(self.chats):
+            d["chats"] = list(self.chats)
         return d
 
     @classmethod
@@ -107,11 +115,13 @@ class SalvoState:
         fleets = [tuple(Ship.from_dict(s) for s in fleet) for fleet in d["fleets"]]
         shots = [tuple(Shot(str(s["square"]), int(s["round"])) for s in lst) for lst in d["shots"]]
         outcome = d.get("outcome")
+        chats = [int(n) for n in d.get("chats") or (0, 0)]
         return cls(mode=str(config["mode"]), fleet=str(config["fleet"]),
                    first_player_rule=str(config["first_player"]), max_rounds=int(config["max_rounds"]),
                    first_player=int(d["first_player"]), rng=int(d["rng"]), version=int(d["version"]),
                    round=int(d["round"]), fleets=(fleets[0], fleets[1]), shots=(shots[0], shots[1]),
-                   outcome=None if outcome is None else Outcome.from_dict(outcome))
+                   outcome=None if outcome is None else Outcome.from_dict(outcome),
+                   chats=(chats[0], chats[1]))
 
 
 # --- facts computed from the state ----------------------------------------------------------------
@@ -170,7 +180,9 @@ def _ship_view(ship: Ship, enemy_rounds: Mapping[str, int]) -> dict[str, Any]:
 
 
 def _outcome_view(outcome: Outcome) -> dict[str, Any]:
-    return {"winners": list(outcome.winners), "draw": outcome.draw, "reason": outcome.reason}
+    """The outcome as views and the game_over event show it (SalvoOutcome: winners, draw, reason,
+    scores — enemy squares hit per seat)."""
+    return outcome.to_dict()
 
 
 def _phase(state: SalvoState) -> str:
@@ -260,7 +272,7 @@ def _check_turn(state: SalvoState, player: int, orders: Mapping[str, Any]) -> No
     """The checks every submission passes first: seat, game over, turn (classic), known keys."""
     player_seat(player, PLAYERS)
     if state.is_over:
-        raise NotYourTurn("the game is over", rule="S7")
+        raise GameOver("the game is over", rule="S7")
     if state.round > 0 and state.mode == "classic" and player != state.active_player:
         raise NotYourTurn(f"it is player {state.active_player}'s turn", rule="S4")
     if not isinstance(orders, Mapping):
@@ -364,6 +376,46 @@ class SalvoGame:
         """S9: orders computed from the player's view alone (Salvo has no standing orders)."""
         return autopilot_orders(view)
 
+    def act(self, state: SalvoState, player: int, action: Mapping[str, Any]
+            ) -> tuple[SalvoState, list[Event]]:
+        """Chat, the one immediate action of Salvo, allowed in every phase (also once the game is
+        over): ``{"chat": {"text": str, "to"?: seat}}``; 1..500 characters, not blank; ``to`` the
+        other seat (left out: everyone); at most 10 messages per player per round (A53 via S9)."""
+        player = player_seat(player, PLAYERS)
+        _, fields = parse_action(action, ACTION_KINDS)
+        text, to = check_chat(fields.get("text"), fields.get("to"), player, PLAYERS)
+        if state.chats[player] >= MAX_CHATS:
+            raise RateLimited(f"at most {MAX_CHATS} chat messages per round", rule="A53", field="chat")
+        chats = (state.chats[0] + (player == 0), state.chats[1] + (player == 1))
+        return replace(state, chats=chats), [chat_event(player, text, to)]
+
+    def random_orders(self, view: Mapping[str, Any], seed: int) -> Orders:
+        """Random legal orders from the player's view: in round 0 a random explicit placement (or,
+        one time in four, ``random_placement``); then up to ``shots_allowed`` distinct untried
+        squares (one in classic mode, for the active player only). ``{}`` when it may not act."""
+        rng = Rng(seed)
+        phase = view.get("phase")
+        if phase == "placement":
+            if rng.randbelow(4) == 0:
+                return {"random_placement": True}
+            spec = tuple(ShipSpec(str(s["name"]), int(s["size"]), 0) for s in view["fleet_spec"])
+            placement = []
+            for ship in random_fleet(spec, rng):
+                vertical = len(ship.squares) > 1 and coords(ship.squares[0])[0] == coords(ship.squares[1])[0]
+                placement.append({"ship": ship.name, "bow": ship.squares[0], "vertical": vertical})
+            rng.shuffle(placement)
+            return {"placement": placement}
+        allowed = int(view.get("shots_allowed", 0))
+        if phase != "firing" or allowed <= 0:
+            return {}
+        tried = {shot["square"] for shot in view["shots"]}
+        untried = [sq for sq in ALL_SQUARES if sq not in tried]
+        if view.get("mode") == "classic":
+            count = 1
+        else:
+            count = allowed if rng.randbelow(4) else rng.randint(1, allowed)
+        return {"shots": rng.sample(untried, min(count, len(untried)))}
+
     def view(self, state: SalvoState, player: int) -> dict[str, Any]:
         """S8: the player's own fleet and the shots at it; its own shots with round numbers and the S6
         reports; enemy squares and (salvo mode) which own shots hit only once the game is over."""
@@ -413,7 +465,7 @@ class SalvoGame:
         """Close the round. A player expected but absent from ``orders_by_player`` gets the autopilot's
         orders (a random placement in round 0, S3/S9). Raises a GameError for any refused orders."""
         if state.is_over:
-            raise NotYourTurn("the game is over", rule="S7")
+            raise GameOver("the game is over", rule="S7")
         orders = dict(orders_by_player)
         for player in self.expected_players(state):
             if player not in orders:
@@ -433,7 +485,7 @@ class SalvoGame:
             fleet = parsed.get(player)
             fleets.append(fleet if fleet is not None else random_fleet(state.fleet_spec, rng))
         new = replace(state, fleets=(fleets[0], fleets[1]), rng=rng.state,
-                      round=state.round + 1, version=state.version + 1)
+                      round=state.round + 1, version=state.version + 1, chats=(0, 0))
         return new, [Event("placement_done", {"round": state.round})]
 
     def _resolve_shots(self, state: SalvoState, squares: Mapping[int, tuple[str, ...]]
@@ -441,7 +493,7 @@ class SalvoGame:
         rnd = state.round
         fired = [tuple(Shot(sq, rnd) for sq in squares.get(p, ())) for p in range(PLAYERS)]
         new = replace(state, shots=(state.shots[0] + fired[0], state.shots[1] + fired[1]),
-                      round=rnd + 1, version=state.version + 1)
+                      round=rnd + 1, version=state.version + 1, chats=(0, 0))
         events: list[Event] = []
         for shooter in range(PLAYERS):
             target = 1 - shooter

@@ -9,7 +9,7 @@ import pytest
 
 from engine import get_game
 from engine.base import Event, Game, GameState, state_hash
-from engine.errors import GameError, IllegalOrder, InvalidOrder, NotYourTurn
+from engine.errors import GameError, GameOver, IllegalOrder, InvalidOrder, NotYourTurn, RateLimited
 from engine.salvo import GAME, SalvoState
 from engine.salvo.board import ALL_SQUARES, FLEETS, coords, neighbours
 
@@ -335,7 +335,7 @@ def test_s4_classic_players_alternate_one_shot_per_turn():
     assert GAME.view(state, 0)["active_player"] == 0 and GAME.view(state, 1)["active_player"] == 0
     assert GAME.view(state, 0)["shots_allowed"] == 1 and GAME.view(state, 1)["shots_allowed"] == 0
     err = refused(state, 1, {"shots": ["A1"]}, NotYourTurn)
-    assert err.rule == "S4"
+    assert err.rule == "S4" and not isinstance(err, GameOver)
     err = refused(state, 0, {"shots": ["J1", "J2"]}, IllegalOrder)
     assert err.rule == "S4" and "exactly one" in str(err)
     err = refused(state, 0, {}, IllegalOrder)
@@ -470,14 +470,14 @@ def test_s7_whole_game_to_a_win():
     assert outcome is not None and outcome.winners == (0,) and not outcome.draw
     assert outcome.reason == "fleet_sunk" and outcome.scores == (14, 0)
     assert events[-1].kind == "game_over" and events[-1].audience is None
-    assert dict(events[-1].data) == {"winners": [0], "draw": False, "reason": "fleet_sunk"}
+    assert dict(events[-1].data) == {"winners": [0], "draw": False, "reason": "fleet_sunk", "scores": [14, 0]}
     assert GAME.expected_players(state) == []
     for player in (0, 1):
         view = GAME.view(state, player)
         assert view["phase"] == "over" and view["shots_allowed"] == 0
-        assert view["outcome"] == {"winners": [0], "draw": False, "reason": "fleet_sunk"}
-    err = refused(state, 1, {"shots": ["A1"]}, NotYourTurn)
-    assert err.rule == "S7"
+        assert view["outcome"] == {"winners": [0], "draw": False, "reason": "fleet_sunk", "scores": [14, 0]}
+    err = refused(state, 1, {"shots": ["A1"]}, GameOver)
+    assert err.rule == "S7" and err.code == "game/over" and str(err) == "rule S7: the game is over"
 
 
 def test_s7_both_fleets_sunk_by_the_same_salvo_is_a_draw():
@@ -680,3 +680,129 @@ def test_events_are_plain_data():
         d = event.to_dict()
         assert Event.from_dict(json.loads(json.dumps(d))) == Event.from_dict(d)
         assert "null" not in json.dumps(d["data"])
+
+
+# --- chat between rounds (act; A53 limit, which S9 borrows from Archipelago) ------------------------
+
+def chat(state: SalvoState, player: int, text: str = "hello", to: int | None = None
+         ) -> tuple[SalvoState, list[Event]]:
+    fields: dict[str, Any] = {"text": text}
+    if to is not None:
+        fields["to"] = to
+    return GAME.act(state, player, {"chat": fields})
+
+
+def test_a53_chat_to_everyone_or_to_the_other_player():
+    state = placed()
+    before = state_hash(state)
+    after, events = chat(state, 0, "good luck")
+    assert [e.to_dict() for e in events] == [
+        {"kind": "chat", "data": {"from": 0, "text": "good luck"}, "audience": None}]
+    _, events = chat(state, 1, "thanks", to=0)
+    assert [e.to_dict() for e in events] == [
+        {"kind": "chat", "data": {"from": 1, "text": "thanks", "to": 0}, "audience": [0, 1]}]
+    assert state_hash(state) == before  # act never mutates its input
+    assert (after.round, after.version, after.chats) == (state.round, state.version, (1, 0))
+
+
+@pytest.mark.parametrize(("action", "field"), [
+    ({"chat": {"text": ""}}, "chat.text"),
+    ({"chat": {"text": "   \n"}}, "chat.text"),
+    ({"chat": {"text": "x" * 501}}, "chat.text"),
+    ({"chat": {"text": 5}}, "chat.text"),
+    ({"chat": {}}, "chat.text"),
+    ({"chat": {"text": "hi", "to": 0}}, "chat.to"),
+    ({"chat": {"text": "hi", "to": 2}}, "chat.to"),
+    ({"chat": {"text": "hi", "to": "1"}}, "chat.to"),
+    ({"chat": {"text": "hi", "loud": True}}, "chat.loud"),
+    ({"chat": "hi"}, "chat"),
+    ({"bank": {"give": "wood", "get": "iron"}}, "action"),
+    ({"shots": ["A1"]}, "action"),
+    ({}, "action"),
+    ({"chat": {"text": "hi"}, "shots": ["A1"]}, "action"),
+    (["chat"], "action"),
+])
+def test_a53_malformed_chat_and_unknown_actions_are_refused(action: Any, field: str) -> None:
+    state = placed()
+    before = state.to_dict()
+    with pytest.raises(InvalidOrder) as info:
+        GAME.act(state, 0, action)
+    assert info.value.field == field
+    assert state.to_dict() == before
+
+
+def test_a53_chat_of_500_characters_is_accepted():
+    _, events = chat(new(), 1, "é" * 500)
+    assert events[0].data["text"] == "é" * 500
+
+
+def test_a53_eleventh_chat_message_in_a_round_is_rate_limited():
+    state = placed()
+    for i in range(10):
+        state, _ = chat(state, 0, f"message {i}")
+    before = state_hash(state)
+    with pytest.raises(RateLimited) as info:
+        chat(state, 0, "one too many")
+    assert info.value.rule == "A53" and info.value.field == "chat"
+    assert state_hash(state) == before
+    state, _ = chat(state, 1, "the other player still may")  # the limit is per player
+    state, _ = fire(state, {0: ["A1"], 1: ["J10"]})
+    assert state.chats == (0, 0)
+    chat(state, 0, "a new round")
+
+
+def test_a53_chat_counter_round_trips_and_leaves_chatless_states_unchanged():
+    state = placed()
+    d = state.to_dict()
+    assert "chats" not in d  # states without chat serialise (and hash) as before the counter
+    state, _ = chat(state, 1)
+    d = state.to_dict()
+    assert d["chats"] == [0, 1]
+    again = GAME.state_from_dict(json.loads(json.dumps(d)))
+    assert again.chats == (0, 1) and state_hash(again) == state_hash(state)
+
+
+def test_s7_chat_is_allowed_after_the_game_is_over_orders_are_not():
+    state = placed()
+    for rnd, squares in enumerate(SINK_1):
+        state, _ = fire(state, {0: squares, 1: [MISSES_AT_0[rnd]]})
+    assert GAME.outcome(state) is not None
+    _, events = chat(state, 1, "well played", to=0)
+    assert events[0].audience == frozenset({0, 1})
+    with pytest.raises(GameOver):
+        GAME.validate(state, 0, {"shots": []})
+    assert GAME.random_orders(GAME.view(state, 0), 1) == {}
+
+
+# --- random legal orders from the view (bots, load tests, an agent's legal moves) -----------------
+
+@pytest.mark.parametrize("config", [{}, {"fleet": "variant"}, {"mode": "classic", "first_player": "random"}])
+def test_s3_s5_random_orders_are_legal_and_deterministic(config: dict[str, Any]) -> None:
+    state = new(config, 4)
+    placements = set()
+    while GAME.outcome(state) is None:
+        orders: dict[int, dict[str, Any]] = {}
+        for p in (0, 1):
+            view = GAME.view(state, p)
+            o = GAME.random_orders(view, state.round * 10 + p)
+            assert o == GAME.random_orders(json.loads(json.dumps(view)), state.round * 10 + p)
+            if p not in GAME.expected_players(state):
+                assert o == {}  # classic mode: not its turn
+                continue
+            GAME.validate(state, p, o)
+            if state.round == 0:
+                placements.add(json.dumps(o, sort_keys=True))
+            else:
+                shots = o["shots"]
+                assert 1 <= len(shots) <= view["shots_allowed"]
+                assert not set(shots) & {s["square"] for s in view["shots"]}
+            orders[p] = o
+        state, _ = GAME.resolve(state, orders)
+    assert len(placements) == 2  # two seats, two different placements
+    assert state.round <= state.max_rounds + 1
+
+
+def test_s3_random_orders_place_explicitly_or_ask_for_a_random_placement():
+    view = GAME.view(new(), 0)
+    seen = {next(iter(GAME.random_orders(view, seed))) for seed in range(40)}
+    assert seen == {"placement", "random_placement"}

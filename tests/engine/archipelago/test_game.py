@@ -15,7 +15,7 @@ from engine.archipelago.game import default_layout
 from engine.archipelago.state import State
 from engine.archipelago.units import UNIT_TYPES
 from engine.base import Outcome, canonical_json, state_hash
-from engine.errors import IllegalOrder, InvalidOrder, RateLimited
+from engine.errors import GameOver, IllegalOrder, InvalidOrder, RateLimited
 from tests.engine.archipelago.boards import U, mv, orders, run, state
 
 
@@ -341,6 +341,190 @@ def test_a84_public_resource_total_is_the_one_at_round_open():
     from engine.archipelago.fog import simple_view
 
     assert simple_view(st2, 1)["scores"][0]["resources"] == 8
+
+
+# -- act: the immediate actions as the services run them (A52, A53, A67, A84) --------------------
+
+THREE = ["0....", ".....", "2...1"]
+
+
+def test_a52_bank_event_only_to_the_player():
+    st = state(PORTS, [U("a", 0, "rank1", 3, 2)], stocks={"0": {"wood": 9, "food": 2}})
+    before = state_hash(st)
+    new, events = GAME.act(st, 0, {"bank": {"give": "wood", "get": "iron", "times": 2}})
+    assert [e.to_dict() for e in events] == [{
+        "kind": "bank", "data": {"player": 0, "give": "wood", "get": "iron", "times": 2, "rate": 4},
+        "audience": [0]}]
+    assert new.pstates[0].stock["wood"] == 1 and new.pstates[0].stock["iron"] == 2
+    assert state_hash(st) == before  # act never mutates its input
+    _, events = GAME.act(st, 0, {"bank": {"give": "food", "get": "fuel"}})  # times 1; a port of food
+    assert dict(events[0].data) == {"player": 0, "give": "food", "get": "fuel", "times": 1, "rate": 2}
+    assert events[0].audience == frozenset({0})
+
+
+@pytest.mark.parametrize(("fields", "error", "field"), [
+    ({"give": "gold", "get": "iron"}, InvalidOrder, "bank.give"),
+    ({"get": "iron"}, InvalidOrder, "bank.give"),
+    ({"give": "wood", "get": "wood"}, InvalidOrder, "bank.get"),
+    ({"give": "wood", "get": "iron", "times": 0}, InvalidOrder, "bank.times"),
+    ({"give": "wood", "get": "iron", "times": "2"}, InvalidOrder, "bank.times"),
+    ({"give": "wood", "get": "iron", "times": 3}, IllegalOrder, "bank.give"),
+    ({"give": "wood", "get": "iron", "rate": 1}, InvalidOrder, "bank.rate"),
+])
+def test_a52_refused_bank_names_the_field_inside_the_action(fields, error, field):
+    st = state(PORTS, [], stocks={"0": {"wood": 9}})
+    before = state_hash(st)
+    with pytest.raises(error) as e:
+        GAME.act(st, 0, {"bank": fields})
+    assert type(e.value) is error and e.value.field == field
+    assert state_hash(st) == before
+
+
+def test_a53_offer_event_to_sender_and_addressee():
+    st = state(THREE, [], stocks={"0": {"wood": 3}})
+    new, events = GAME.act(st, 0, {"offer": {"to": 1, "give": {"wood": 2}, "get": {"iron": 1}}})
+    assert [e.to_dict() for e in events] == [{
+        "kind": "offer", "data": {"id": "o1", "from": 0, "to": 1, "give": {"wood": 2}, "get": {"iron": 1}},
+        "audience": [0, 1]}]
+    assert new.offers == [{"id": "o1", "from": 0, "to": 1, "give": {"wood": 2}, "get": {"iron": 1}}]
+    assert st.offers == []
+
+
+def test_a53_offer_to_all_event_to_everyone():
+    st = state(THREE, [], stocks={"0": {"wood": 3}})
+    _, events = GAME.act(st, 0, {"offer": {"give": {"wood": 2}, "get": {"iron": 1, "food": 1}}})
+    assert [e.to_dict() for e in events] == [{
+        "kind": "offer", "data": {"id": "o1", "from": 0, "give": {"wood": 2}, "get": {"food": 1, "iron": 1}},
+        "audience": None}]
+
+
+def test_a53_trade_event_to_both_parties():
+    st = state(THREE, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st, _ = GAME.act(st, 0, {"offer": {"to": 1, "give": {"wood": 3}, "get": {"iron": 1}}})
+    new, events = GAME.act(st, 1, {"accept": {"offer": "o1"}})
+    assert [e.to_dict() for e in events] == [{
+        "kind": "trade", "data": {"offer": "o1", "from": 0, "to": 1, "give": {"wood": 3}, "get": {"iron": 1}},
+        "audience": [0, 1]}]
+    assert new.pstates[1].stock["wood"] == 3 and new.pstates[0].stock["iron"] == 1 and new.offers == []
+
+
+def test_a53_offer_to_all_closed_for_others_without_naming_taker():
+    st = state(THREE, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}, "2": {"iron": 2}})
+    st, _ = GAME.act(st, 0, {"offer": {"give": {"wood": 3}, "get": {"iron": 1}}})
+    new, events = GAME.act(st, 2, {"accept": {"offer": "o1"}})
+    assert [(e.kind, e.audience) for e in events] == [("trade", frozenset({0, 2})),
+                                                      ("offer_closed", frozenset({1}))]
+    assert dict(events[1].data) == {"offer": "o1"}  # not who took it, nor the goods
+    assert GAME.view(new, 1)["offers"] == []
+    with pytest.raises(IllegalOrder) as e:
+        GAME.act(new, 1, {"accept": {"offer": "o1"}})
+    assert e.value.field == "accept.offer" and e.value.reason == "offer no longer valid"
+
+
+def test_a53_offer_to_all_between_two_players_closes_without_another_event():
+    st = state(PORTS, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st, _ = GAME.act(st, 0, {"offer": {"give": {"wood": 3}, "get": {"iron": 1}}})
+    _, events = GAME.act(st, 1, {"accept": {"offer": "o1"}})
+    assert [e.kind for e in events] == ["trade"]
+
+
+@pytest.mark.parametrize(("player", "action", "error", "field"), [
+    (0, {"offer": {"to": 0, "give": {"wood": 1}, "get": {"iron": 1}}}, IllegalOrder, "offer.to"),
+    (0, {"offer": {"to": 5, "give": {"wood": 1}, "get": {"iron": 1}}}, InvalidOrder, "offer.to"),
+    (0, {"offer": {"give": {}, "get": {"iron": 1}}}, InvalidOrder, "offer.give"),
+    (0, {"offer": {"give": {"wood": 1}, "get": {"gold": 1}}}, InvalidOrder, "offer.get.gold"),
+    (0, {"offer": {"give": {"wood": 9}, "get": {"iron": 1}}}, IllegalOrder, "offer.give"),
+    (1, {"accept": {"offer": 1}}, InvalidOrder, "accept.offer"),
+    (1, {"accept": {}}, InvalidOrder, "accept.offer"),
+    (1, {"accept": {"offer": "o9"}}, IllegalOrder, "accept.offer"),
+    (0, {"accept": {"offer": "o1"}}, IllegalOrder, "accept.offer"),  # its own offer
+    (0, {"chat": {"text": " "}}, InvalidOrder, "chat.text"),
+    (0, {"chat": {"text": "x" * 501}}, InvalidOrder, "chat.text"),
+    (0, {"chat": {"text": "hi", "to": 0}}, InvalidOrder, "chat.to"),
+    (0, {"chat": {"text": "hi", "to": True}}, InvalidOrder, "chat.to"),
+    (0, {"trade": {"offer": "o1"}}, InvalidOrder, "action"),
+    (0, {"chat": {"text": "hi"}, "bank": {"give": "wood", "get": "iron"}}, InvalidOrder, "action"),
+    (0, {}, InvalidOrder, "action"),
+    (0, "chat", InvalidOrder, "action"),
+    (0, {"bank": ["wood", "iron"]}, InvalidOrder, "bank"),
+    (7, {"chat": {"text": "hi"}}, InvalidOrder, "player"),
+])
+def test_a53_refused_actions_name_the_field_and_change_nothing(player, action, error, field):
+    st = state(PORTS, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st, _ = GAME.act(st, 0, {"offer": {"give": {"wood": 1}, "get": {"iron": 1}}})
+    before = state_hash(st)
+    with pytest.raises(error) as e:
+        GAME.act(st, player, action)
+    assert type(e.value) is error and e.value.field == field
+    assert state_hash(st) == before
+
+
+def test_a53_chat_action_to_all_or_to_one_player():
+    st = state(THREE, [])
+    new, events = GAME.act(st, 1, {"chat": {"text": "hello all"}})
+    assert [e.to_dict() for e in events] == [
+        {"kind": "chat", "data": {"from": 1, "text": "hello all"}, "audience": None}]
+    new, events = GAME.act(new, 1, {"chat": {"text": "psst", "to": 2}})
+    assert [e.to_dict() for e in events] == [
+        {"kind": "chat", "data": {"from": 1, "text": "psst", "to": 2}, "audience": [1, 2]}]
+    assert [m["text"] for m in GAME.view(new, 0)["chat"]] == ["hello all"]
+    assert [m["text"] for m in GAME.view(new, 2)["chat"]] == ["hello all", "psst"]
+    assert st.chat == []
+
+
+def test_a53_fourth_offer_and_eleventh_chat_are_rate_limited_through_act():
+    st = state(PORTS, [], stocks={"0": {"wood": 9}})
+    for _ in range(3):
+        st, _ = GAME.act(st, 0, {"offer": {"to": 1, "give": {"wood": 1}, "get": {"iron": 1}}})
+    for i in range(10):
+        st, _ = GAME.act(st, 0, {"chat": {"text": f"hello {i}"}})
+    before = state_hash(st)
+    with pytest.raises(RateLimited) as e:
+        GAME.act(st, 0, {"offer": {"to": 1, "give": {"wood": 1}, "get": {"iron": 1}}})
+    assert e.value.rule == "A53" and e.value.field == "offer"
+    with pytest.raises(RateLimited) as e:
+        GAME.act(st, 0, {"chat": {"text": "one too many"}})
+    assert e.value.rule == "A53" and e.value.field == "chat"
+    assert state_hash(st) == before
+    new, _ = GAME.resolve(st, {})
+    GAME.act(new, 0, {"chat": {"text": "a new round"}})
+
+
+def test_a67_after_the_game_only_chat_is_allowed():
+    st = state(THREE, [], stocks={"0": {"wood": 9}, "1": {"iron": 2}})
+    st, _ = GAME.act(st, 0, {"offer": {"give": {"wood": 1}, "get": {"iron": 1}}})
+    st.outcome = {"winners": [0], "draw": False, "reason": "target", "scores": [10, 0, 0]}
+    after_end: list[tuple[int, dict[str, Any]]] = [(0, {"bank": {"give": "wood", "get": "iron"}}),
+                                                  (0, {"offer": {"give": {"wood": 1}, "get": {"iron": 1}}}),
+                                                  (1, {"accept": {"offer": "o1"}})]
+    for p, action in after_end:
+        with pytest.raises(GameOver) as e:
+            GAME.act(st, p, action)
+        assert e.value.rule == "A67" and e.value.code == "game/over"
+    with pytest.raises(GameOver):
+        GAME.validate(st, 0, {})
+    _, events = GAME.act(st, 2, {"chat": {"text": "gg", "to": 0}})
+    assert events[0].audience == frozenset({0, 2})
+    assert all(GAME.random_orders(GAME.view(st, p), 3) == {} for p in range(3))
+
+
+def test_a20_random_orders_from_the_view_are_legal_and_deterministic(g2):
+    import random
+
+    from engine.archipelago import randplay
+    from tests.engine.archipelago import randplay as test_randplay
+
+    assert test_randplay.random_orders is randplay.random_orders  # written once, in the engine
+    st = play(g2, 2)
+    for p in range(2):
+        v = GAME.view(st, p)
+        for seed in range(5):
+            o = GAME.random_orders(v, seed)
+            assert o == GAME.random_orders(json.loads(json.dumps(v)), seed)
+            assert o == randplay.random_orders(v, random.Random(seed))
+            GAME.validate(st, p, o)
+    v0 = GAME.view(g2, 0)
+    assert "deploy" in GAME.random_orders(v0, 1)
 
 
 def test_a21_resolution_from_a_reloaded_state_is_identical(g2):

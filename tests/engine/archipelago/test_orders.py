@@ -8,7 +8,7 @@ from hypothesis import strategies as hs
 
 from engine.archipelago import GAME
 from engine.archipelago.orders import parse_orders, plan_path
-from engine.errors import GameError, IllegalOrder, InvalidOrder, NotYourTurn
+from engine.errors import GameError, GameOver, IllegalOrder, InvalidOrder, NotYourTurn
 from tests.engine.archipelago.boards import U, state
 
 B = [
@@ -187,7 +187,8 @@ def test_orders_must_be_an_object_with_known_fields():
 def test_a67_no_orders_once_the_game_is_over():
     st = state(B, [U("a", 0, "rank1", 2, 2)])
     st.outcome = {"winners": [0], "draw": False, "reason": "target", "scores": [10, 0]}
-    assert isinstance(refuse(st, 0, {}), NotYourTurn)
+    err = refuse(st, 0, {})
+    assert isinstance(err, GameOver) and isinstance(err, NotYourTurn) and err.rule == "A67"
 
 
 def test_a20_lenient_parse_skips_bad_entries_keeps_good_ones():

@@ -157,3 +157,17 @@ def test_a53_accept_arbitrary_arguments(player: Any, offer_id: Any) -> None:
 def test_a53_chat_arbitrary_arguments(player: Any, text: Any, to: Any) -> None:
     state = _states()[1]
     _assert_safe(state, chat, state, player, text, to)
+
+
+action_kinds = st.sampled_from(["bank", "offer", "accept", "chat", "trade", ""])
+action_fields = st.dictionaries(st.sampled_from(["give", "get", "times", "to", "offer", "text", "extra"]),
+                                json_values, max_size=4)
+actions = st.one_of(json_values, st.dictionaries(action_kinds, st.one_of(action_fields, json_values),
+                                                 min_size=1, max_size=2))
+
+
+@SETTINGS
+@given(player=players_arg, action=actions, which=st.integers(0, 1))
+def test_a53_act_arbitrary_actions(player: Any, action: Any, which: int) -> None:
+    state = _states()[which]
+    _assert_safe(state, GAME.act, state, player, action)
