@@ -26,9 +26,10 @@ ray_environment()
 
 async def bench(seconds: float, games: int, concurrency: int, shards: int) -> dict[str, float]:
     from archipelago.v1 import salvo_pb2
-    from gateway.client import Client
+    from client.grpc_client import Client
+    from gateway.api import PlayerAPI
+    from gateway.grpc_door import build_server
     from gateway.router import ShardRouter
-    from gateway.server import Gateway, GatewayConfig, build_server
     from services.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="arch-bench-"))
@@ -37,7 +38,7 @@ async def bench(seconds: float, games: int, concurrency: int, shards: int) -> di
              tmpdir=tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     handles = start_shards(shards, redis.url, namespace="archipelago-bench")  # keep: dropped handles kill actors
     store = Store(redis.url)
-    gw = Gateway(store, ShardRouter(store, shard_names(shards), "archipelago-bench"), GatewayConfig())
+    gw = PlayerAPI(store, ShardRouter(store, shard_names(shards), "archipelago-bench"))
     await gw.start()
     server, port = await build_server(gw, "127.0.0.1:0")
     address = f"127.0.0.1:{port}"

@@ -1,4 +1,7 @@
-"""`archipelago bot`: plays one seat with the engine's autopilot until the game ends."""
+"""`archipelago bot`: plays one seat with the engine's autopilot until the game ends.
+
+It keeps a Watch stream open the whole game (so its seat counts as connected, A17) and reads the
+view again whenever an update arrives."""
 
 from __future__ import annotations
 
@@ -6,33 +9,39 @@ import asyncio
 import contextlib
 from typing import Any
 
-import grpc
-from google.protobuf import json_format
-
 from archipelago.v1 import game_pb2, lobby_pb2
+from client.base import BaseClient
+from client.errors import ApiError
+from client.views import orders_message, view_dict
 from engine import get_game
-from gateway import convert
-from gateway.client import Client
 
-WAKE_S = 5.0  # re-read the view at least this often even without updates
+RETRY_S = 0.5
 
 
-async def _watch(client: Client, game_id: str, wake: asyncio.Event) -> None:
-    since = 0
-    while True:
-        try:
-            async for update in client.watch(game_id, since):
-                since = max(since, update.version)
-                wake.set()
-            return
-        except grpc.aio.AioRpcError:
-            await asyncio.sleep(0.5)
+async def follow(client: BaseClient, game_id: str, wake: asyncio.Event, after_seq: int = 0) -> None:
+    """Keep a Watch stream open until the game ends, setting ``wake`` at every update; reconnects
+    from the last seq after a broken stream."""
+    since = after_seq
+    try:
+        while True:
+            try:
+                async for update in client.watch(game_id, since):
+                    since = max(since, update.seq)
+                    wake.set()
+                return  # the stream ended after game_over
+            except (ApiError, OSError) as err:
+                if isinstance(err, ApiError) and err.status in ("UNAUTHENTICATED", "PERMISSION_DENIED",
+                                                                "NOT_FOUND"):
+                    raise
+                await asyncio.sleep(RETRY_S)
+    finally:
+        wake.set()  # the player's loop looks again (and sees the end, or this task's error)
 
 
-async def play_seat(client: Client, game_id: str, *, log: Any = print) -> game_pb2.GetViewResponse:
+async def play_seat(client: BaseClient, game_id: str, *, log: Any = print) -> game_pb2.GetViewResponse:
     """Play the client's seat until the game is over; returns the final view."""
     wake = asyncio.Event()
-    watcher = asyncio.get_running_loop().create_task(_watch(client, game_id, wake))
+    watcher = asyncio.get_running_loop().create_task(follow(client, game_id, wake))
     try:
         while True:
             wake.clear()
@@ -41,24 +50,22 @@ async def play_seat(client: Client, game_id: str, *, log: Any = print) -> game_p
                 return view
             if view.status == lobby_pb2.GAME_STATUS_LOBBY:
                 if view.you == 0 and len(view.players) == view.seats:
-                    with contextlib.suppress(grpc.aio.AioRpcError):
+                    with contextlib.suppress(ApiError):
                         await client.start(game_id)
                         continue
-            elif view.expected and not view.submitted:
-                engine = get_game(view.game)
-                orders = engine.autopilot(convert.view_dict(view), None)
-                gm = convert.messages(view.game)
-                msg = json_format.ParseDict(orders, gm.orders_type())
+            elif view.expected:
+                orders = get_game(view.game).autopilot(view_dict(view), None)
                 try:
-                    await client.submit_message(game_id, view.version, gm.orders_field, msg,
-                                                key=f"bot-{view.round}-{view.you}")
+                    await client.submit_message(game_id, view.version, view.game, orders_message(view.game, orders),
+                                                key=f"bot-{view.round}")
                     log(f"round {view.round}: submitted")
-                except grpc.aio.AioRpcError as err:
-                    if err.code() != grpc.StatusCode.ABORTED:  # stale: just read the view again
+                except ApiError as err:
+                    if err.status != "ABORTED":  # stale: just read the view again
                         raise
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), WAKE_S)
+            if watcher.done():
+                watcher.result()  # a fatal stream error surfaces here
+            await wake.wait()
     finally:
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -66,8 +73,7 @@ async def play_seat(client: Client, game_id: str, *, log: Any = print) -> game_p
 
 
 def describe_outcome(view: game_pb2.GetViewResponse) -> str:
-    d = convert.view_dict(view)
-    out = d.get("outcome") or {}
+    out = view_dict(view).get("outcome") or {}
     if out.get("draw"):
         return f"game over after round {view.round}: draw ({out.get('reason', '')})"
     winners = out.get("winners", [])

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gateway.client import Client
+    from client.base import BaseClient
 
 DEFAULT_SERVER = "127.0.0.1:50051"
 
@@ -35,7 +35,7 @@ def _speed(value: str) -> dict[str, object]:
 
 
 async def _create(args: argparse.Namespace) -> int:
-    from gateway.client import Client
+    from client.grpc_client import Client
 
     async with Client(_server(args)) as c:
         resp = await c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
@@ -47,7 +47,7 @@ async def _create(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _seat(c: Client, code: str, secret: str | None, nickname: str | None) -> str:
+async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | None) -> str:
     """Become a player of the game with this code; returns the game id."""
     if secret:
         who = await c.rejoin()
@@ -62,8 +62,8 @@ async def _seat(c: Client, code: str, secret: str | None, nickname: str | None) 
 
 
 async def _bot(args: argparse.Namespace) -> int:
-    from gateway.bot import describe_outcome, play_seat
-    from gateway.client import Client
+    from client.bot import describe_outcome, play_seat
+    from client.grpc_client import Client
 
     async with Client(_server(args), args.secret) as c:
         game_id = await _seat(c, args.code, args.secret, args.nickname)
@@ -73,8 +73,8 @@ async def _bot(args: argparse.Namespace) -> int:
 
 
 async def _play(args: argparse.Namespace) -> int:
-    from gateway.client import Client
-    from gateway.play import play
+    from client.grpc_client import Client
+    from client.play import play
 
     async with Client(_server(args), args.secret) as c:
         game_id = await _seat(c, args.code, args.secret, args.nickname or os.environ.get("USER", "player"))
@@ -137,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        import grpc
+        from client.errors import ApiError
 
-        if isinstance(exc, grpc.aio.AioRpcError):
-            print(f"error: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        if isinstance(exc, ApiError):
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         raise
 

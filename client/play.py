@@ -13,11 +13,10 @@ import sys
 import time
 from typing import Any
 
-import grpc
-
 from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
-from gateway import convert
-from gateway.client import Client
+from client import views
+from client.base import BaseClient as Client
+from client.errors import ApiError
 
 COLS = "ABCDEFGHIJ"
 
@@ -27,7 +26,7 @@ def _mark_round(r: int) -> str:
 
 
 def render(view: game_pb2.GetViewResponse) -> str:
-    v: dict[str, Any] = convert.view_dict(view)
+    v: dict[str, Any] = views.view_dict(view)
     own: dict[str, str] = {}
     for ship in v.get("fleet", []):
         for sq in ship.get("squares", []):
@@ -80,7 +79,7 @@ async def play(client: Client, game_id: str) -> int:
         view = await client.view(game_id)
         print("\n" + render(view))
         if view.status == lobby_pb2.GAME_STATUS_OVER:
-            from gateway.bot import describe_outcome
+            from client.bot import describe_outcome
 
             print(describe_outcome(view))
             return 0
@@ -89,12 +88,12 @@ async def play(client: Client, game_id: str) -> int:
             if view.you == 0 and len(view.players) == view.seats:
                 await client.start(game_id)
                 continue
-            await _wait_update(client, game_id, view.version)
+            await _wait_update(client, game_id, view.seq)
             continue
         left = max(0, int(view.deadline_unix_ms / 1000 - time.time()))
         if not view.expected or view.submitted:
             print(f"round {view.round}: waiting for the others (deadline in {left} s)")
-            await _wait_update(client, game_id, view.version)
+            await _wait_update(client, game_id, view.seq)
             continue
         sv = view.salvo
         try:
@@ -108,16 +107,16 @@ async def play(client: Client, game_id: str) -> int:
             await client.submit(game_id, view.version, key=f"play-{view.round}-{time.time_ns()}", salvo=orders)
         except ValueError as exc:
             print(f"error: {exc}")
-        except grpc.aio.AioRpcError as err:
-            print(f"refused: {err.details()}")
+        except ApiError as err:
+            print(f"refused: {err.message}")
         except EOFError:
             return 1
 
 
 async def _wait_update(client: Client, game_id: str, version: int) -> None:
-    with contextlib.suppress(TimeoutError, grpc.aio.AioRpcError):
+    with contextlib.suppress(TimeoutError, ApiError):
         async with asyncio.timeout(30):
-            async for update in client.watch(game_id, version):
+            async for update in client.watch(game_id, version):  # TODO(defect 7)
                 if update.kind in ("round_closed", "started", "game_over", "joined"):
                     return
 

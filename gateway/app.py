@@ -1,4 +1,9 @@
-"""`archipelago serve`: the embedded cluster (Redis, Ray, shards) and the gateway in one process."""
+"""`archipelago serve`: the embedded cluster (Redis, Ray, shards) and the gateway in one process.
+
+The gateway is one Starlette app served by uvicorn whose lifespan owns every resource: the player
+API (its Redis connections, pub/sub reader, presence heartbeat), the gRPC server on its own port,
+and the shard monitor.  Both doors — gRPC and JSON + WebSocket — call that one player API.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,19 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import REGISTRY
+from starlette.applications import Starlette
 
+from gateway.api import ApiConfig, PlayerAPI
+from gateway.grpc_door import build_server
 from gateway.metrics import ShardCollector
-from gateway.server import Gateway, GatewayConfig, build_server
 from services import tracing
 from services.cluster import Embedded, start_embedded
 from services.store import Store
@@ -21,27 +31,34 @@ from services.store import Store
 log = logging.getLogger(__name__)
 
 
-async def start_gateway(cluster: Embedded, grpc_address: str, public_url: str) -> tuple[Gateway, Any, int]:
+async def start_api(cluster: Embedded, public_url: str) -> PlayerAPI:
     from gateway.router import ShardRouter
 
-    if tracing.setup("archipelago-gateway"):
-        tracing.instrument_grpc_server()
     store = Store(cluster.redis_url, cluster.prefix)
     router = ShardRouter(store, cluster.shards, cluster.namespace)
-    gw = Gateway(store, router, GatewayConfig(public_url=public_url))
-    await gw.start()
-    server, port = await build_server(gw, grpc_address)
-    return gw, server, port
+    api = PlayerAPI(store, router, ApiConfig(public_url=public_url))
+    await api.start()
+    return api
 
 
-async def _monitor(gw: Gateway) -> None:
+async def _monitor(api: PlayerAPI) -> None:
     """Ping every shard each second: wakes restarted shards (their timers) and logs trouble."""
     while True:
         try:
-            await gw.router.ping_all()
+            await api.router.ping_all()
         except Exception as exc:
             log.warning("shard ping failed: %r", exc)
         await asyncio.sleep(1.0)
+
+
+def client_command() -> str:
+    """How the user runs the client command from here (``archipelago`` may not be on PATH)."""
+    exe = Path(sys.argv[0])
+    if exe.name == "archipelago" and shutil.which("archipelago") != str(exe.resolve()):
+        with contextlib.suppress(ValueError):
+            return str(exe.resolve().relative_to(Path.cwd()))
+        return str(exe)
+    return "archipelago"
 
 
 async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_dir: Path) -> None:
@@ -51,34 +68,52 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
 
     cluster = await asyncio.to_thread(start_embedded, shards=shards, data_dir=data_dir)
     try:
-        gw, server, port = await start_gateway(cluster, f"{host}:{grpc_port}",
-                                               os.environ.get("ARCHIPELAGO_PUBLIC_URL")
-                                               or f"http://{host}:{http_port}")
+        if tracing.setup("archipelago-gateway"):
+            tracing.instrument_grpc_server()
+        public_url = os.environ.get("ARCHIPELAGO_PUBLIC_URL") or f"http://{host}:{http_port}"
+        state: dict[str, Any] = {}
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            api = await start_api(cluster, public_url)
+            server, port = await build_server(api, f"{host}:{grpc_port}")
+            monitor = asyncio.get_running_loop().create_task(_monitor(api))
+            shard_metrics = ShardCollector(api.router)
+            REGISTRY.register(shard_metrics)
+            state["api"], state["metrics"] = api, shard_metrics
+            app.state.api = api
+            print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
+            print(f"HTTP  listening on http://{host}:{http_port}  (JSON API /v1/…, WebSocket /v1/Game/Watch, "
+                  "/healthz, /metrics)", flush=True)
+            print(f"try:  {client_command()} create salvo --server {host}:{port}", flush=True)
+            try:
+                yield
+            finally:
+                print("shutting down", flush=True)
+                monitor.cancel()
+                await server.stop(grace=2)
+                REGISTRY.unregister(shard_metrics)
+                await api.stop()
 
         async def health() -> dict[str, Any]:
-            stats = await gw.router.ping_all()
-            return {"shards": stats}
+            return {"shards": await state["api"].router.ping_all()}
 
-        shard_metrics = ShardCollector(gw.router)
-        REGISTRY.register(shard_metrics)
-        web = uvicorn.Server(uvicorn.Config(build_app(health, shard_metrics.refresh), host=host, port=http_port,
-                                           log_level="warning", lifespan="off"))
-        web_task = asyncio.get_running_loop().create_task(web.serve())
-        monitor = asyncio.get_running_loop().create_task(_monitor(gw))
-        print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
-        print(f"HTTP  listening on http://{host}:{http_port}  (/healthz, /metrics)", flush=True)
-        print(f"try:  archipelago create salvo --server {host}:{port}", flush=True)
+        async def refresh() -> None:
+            await state["metrics"].refresh()
+
+        web = uvicorn.Server(uvicorn.Config(build_app(health, refresh, lifespan),
+                                            host=host, port=http_port, log_level="warning", lifespan="on",
+                                            ws="wsproto"))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
-        print("shutting down", flush=True)
-        monitor.cancel()
+        web_task = loop.create_task(web.serve())
+        stopper = loop.create_task(stop.wait())
+        await asyncio.wait({web_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
         web.should_exit = True
-        await server.stop(grace=2)
         await web_task
-        await gw.stop()
+        stopper.cancel()
     finally:
         await asyncio.to_thread(cluster.stop)

@@ -72,7 +72,7 @@ def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
         game_id=v["game_id"], game=v["game"], version=v["version"], round_version=v["round_version"],
         status=STATUS[v["status"]], round=v["round"], you=v["you"], deadline_unix_ms=v["deadline_unix_ms"],
         deadline_seconds=v["deadline_seconds"], submitted=v["submitted"], code=v["code"],
-        seats=v["seats"], expected=v["expected"],
+        seats=v["seats"], expected=v["expected"], seq=v["seq"],
         players=[game_pb2.PlayerInfo(**p) for p in v["players"]])
     gm = GAMES.get(v["game"])
     if gm is not None:
@@ -83,17 +83,8 @@ def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
     return resp
 
 
-def view_dict(resp: game_pb2.GetViewResponse) -> dict[str, Any]:
-    """The engine view inside a GetViewResponse, as the engine's autopilot wants it."""
-    which = resp.WhichOneof("view")
-    if which is None:
-        return {}
-    return json_format.MessageToDict(getattr(resp, which), preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
-
-
 def update_message(u: dict[str, Any]) -> game_pb2.Update:
-    msg = game_pb2.Update(version=u["version"], kind=u["kind"], round=u.get("round", 0),
+    msg = game_pb2.Update(version=u["version"], kind=u["kind"], round=u.get("round", 0), seq=u.get("seq", 0),
                           seat=u.get("seat", -1), event_kind=u.get("event_kind", ""),
                           status=STATUS.get(u.get("status", "")) or lobby_pb2.GAME_STATUS_UNSPECIFIED)
     if u.get("data"):
@@ -107,3 +98,21 @@ def summary_message(s: dict[str, Any]) -> lobby_pb2.GameSummary:
     return lobby_pb2.GameSummary(game_id=s["game_id"], game=s["game"], code=s["code"], seats=s["seats"],
                                  taken=s["taken"], status=STATUS[s["status"]],
                                  deadline_seconds=s["deadline_seconds"], host=s["host"], public=s["public"])
+
+
+def action_dict(req: game_pb2.ActRequest) -> dict[str, Any]:
+    which = req.WhichOneof("action")
+    if which is None:
+        raise InvalidOrder("an action is required (e.g. chat)", field="action")
+    return {which: to_dict(getattr(req, which))}
+
+
+SPEED_NAMES: dict[int, str] = {lobby_pb2.SPEED_UNSPECIFIED: "fast", lobby_pb2.SPEED_FAST: "fast",
+                              lobby_pb2.SPEED_SLOW: "slow"}
+
+
+def speed_name(value: int) -> str:
+    try:
+        return SPEED_NAMES[value]
+    except KeyError:
+        raise InvalidOrder(f"unknown speed {value}", field="speed", rule="A1") from None

@@ -1,59 +1,97 @@
-"""The one table mapping the error tree to gRPC status codes and HTTP status codes."""
+"""The one error table: each error code with its gRPC status, HTTP status and MCP meaning.
+
+Every door reports an error with the same four fields — ``code`` (stable, from this table),
+``field`` (what in the request was wrong, or empty), ``rule`` (the spec's rule id, or empty) and
+``message`` (``"<field>: rule <rule>: <reason>"``, clipped) — so a client handles errors the same
+way whatever it speaks: gRPC (status + trailing metadata ``error-code``/``error-field``/
+``error-rule``), HTTP (status + JSON body ``{"error": {...}}``) or MCP (a tool error).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
 from engine import errors as E
 
-#: error class name -> (gRPC status, HTTP status)
-STATUS: dict[str, tuple[grpc.StatusCode, int]] = {
-    "InvalidOrder": (grpc.StatusCode.INVALID_ARGUMENT, 400),
-    "IllegalOrder": (grpc.StatusCode.INVALID_ARGUMENT, 400),
-    "NotYourTurn": (grpc.StatusCode.FAILED_PRECONDITION, 409),
-    "StaleVersion": (grpc.StatusCode.ABORTED, 409),
-    "RateLimited": (grpc.StatusCode.RESOURCE_EXHAUSTED, 429),
-    "NotFound": (grpc.StatusCode.NOT_FOUND, 404),
-    "Conflict": (grpc.StatusCode.FAILED_PRECONDITION, 409),
-    "AlreadyExists": (grpc.StatusCode.ALREADY_EXISTS, 409),
-    "PermissionDenied": (grpc.StatusCode.PERMISSION_DENIED, 403),
-    "Unauthenticated": (grpc.StatusCode.UNAUTHENTICATED, 401),
-    "GameError": (grpc.StatusCode.INVALID_ARGUMENT, 400),
-    "Internal": (grpc.StatusCode.INTERNAL, 500),
-    "Unavailable": (grpc.StatusCode.UNAVAILABLE, 503),
+
+@dataclass(frozen=True)
+class ErrorKind:
+    code: str
+    grpc: grpc.StatusCode
+    http: int
+    retry: bool  # may the same request succeed later unchanged? (MCP agents and clients back off)
+    doc: str
+
+
+def _kind(cls: type[E.GameError], status: grpc.StatusCode, http: int, retry: bool = False) -> ErrorKind:
+    return ErrorKind(cls.code, status, http, retry, " ".join((cls.__doc__ or "").split()))
+
+
+S = grpc.StatusCode
+#: error class -> its row; one row per code, every code of the engine's tree
+TABLE: dict[type[E.GameError], ErrorKind] = {
+    cls: _kind(cls, status, http, retry) for cls, status, http, retry in (
+        (E.InvalidOrder, S.INVALID_ARGUMENT, 400, False),
+        (E.IllegalOrder, S.INVALID_ARGUMENT, 422, False),
+        (E.KeyReused, S.INVALID_ARGUMENT, 422, False),
+        (E.NotYourTurn, S.FAILED_PRECONDITION, 409, True),
+        (E.NotStarted, S.FAILED_PRECONDITION, 409, True),
+        (E.GameOver, S.FAILED_PRECONDITION, 409, False),
+        (E.StaleVersion, S.ABORTED, 409, False),
+        (E.RateLimited, S.RESOURCE_EXHAUSTED, 429, True),
+        (E.NotFound, S.NOT_FOUND, 404, False),
+        (E.Conflict, S.FAILED_PRECONDITION, 409, False),
+        (E.AlreadyExists, S.ALREADY_EXISTS, 409, False),
+        (E.PermissionDenied, S.PERMISSION_DENIED, 403, False),
+        (E.Unauthenticated, S.UNAUTHENTICATED, 401, False),
+        (E.Unavailable, S.UNAVAILABLE, 503, True),
+        (E.Internal, S.INTERNAL, 500, True),
+        (E.GameError, S.INVALID_ARGUMENT, 400, False),
+    )
 }
-
-_CLASSES: dict[str, type[E.GameError]] = {
-    name: cls for name, cls in vars(E).items() if isinstance(cls, type) and issubclass(cls, E.GameError)
-}
+BY_CODE: dict[str, type[E.GameError]] = {cls.code: cls for cls in TABLE}
 
 
-class RemoteError(Exception):
-    """An error a shard returned as data: keeps its class name, code, field, rule and message."""
+def kind_of(err: E.GameError) -> ErrorKind:
+    for cls in type(err).__mro__:
+        if cls in TABLE:
+            return TABLE[cls]
+    return TABLE[E.Internal]
 
-    def __init__(self, d: dict[str, Any]) -> None:
-        self.type = str(d.get("type") or "Internal")
-        self.code = str(d.get("code") or "internal")
-        self.field = d.get("field")
-        self.rule = d.get("rule")
-        self.message = str(d.get("message") or "")
-        super().__init__(self.message)
 
-    @classmethod
-    def from_game_error(cls, exc: E.GameError) -> RemoteError:
-        return cls({"type": type(exc).__name__, **exc.to_dict()})
+def from_dict(d: dict[str, Any]) -> E.GameError:
+    """An error a shard returned as data, rebuilt as the engine's error class of its code."""
+    cls = BY_CODE.get(str(d.get("code") or ""), E.Internal)
+    reason = str(d.get("reason") or d.get("message") or "")
+    return cls(reason, rule=d.get("rule") or None, field=d.get("field") or None)
 
-    def status(self) -> tuple[grpc.StatusCode, int]:
-        return STATUS.get(self.type, STATUS["Internal"])
 
-    def to_game_error(self) -> E.GameError:
-        cls = _CLASSES.get(self.type, E.GameError)
-        return cls(self.message)
+def as_game_error(exc: BaseException) -> E.GameError:
+    """Any exception as an error a client may see (a bug becomes a bare Internal)."""
+    if isinstance(exc, E.GameError):
+        return exc
+    return E.Internal(f"internal error ({type(exc).__name__})")
 
-    def trailers(self) -> tuple[tuple[str, str], ...]:
-        return (("error-code", self.code), ("error-field", self.field or ""), ("error-rule", self.rule or ""))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "field": self.field, "rule": self.rule}
+def to_dict(err: E.GameError) -> dict[str, Any]:
+    """The four fields every door sends, plus the status names."""
+    k = kind_of(err)
+    return {"code": err.code, "field": err.field or "", "rule": err.rule or "", "message": str(err),
+            "status": k.grpc.name, "http_status": k.http, "retry": k.retry}
+
+
+def trailers(err: E.GameError) -> tuple[tuple[str, str], ...]:
+    return (("error-code", err.code), ("error-field", err.field or ""), ("error-rule", err.rule or ""))
+
+
+def markdown_table() -> str:
+    """The README's table of error codes, made from this one."""
+    rows = ["| code | gRPC status | HTTP | retry | meaning |", "|---|---|---|---|---|"]
+    for k in TABLE.values():
+        if k.code == E.GameError.code:
+            continue
+        rows.append(f"| `{k.code}` | {k.grpc.name} | {k.http} | {'yes' if k.retry else 'no'} | {k.doc} |")
+    return "\n".join(rows)

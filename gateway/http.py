@@ -1,8 +1,9 @@
-"""The gateway's HTTP side: health, Prometheus metrics (the web client and JSON API come later)."""
+"""The gateway's HTTP app: the JSON + WebSocket door, health, Prometheus metrics, invite links."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -11,10 +12,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from gateway import web
+
 
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
-              before_scrape: Callable[[], Awaitable[None]] | None = None) -> Starlette:
-    """``before_scrape`` runs before each /metrics answer (it fetches the shards' samples)."""
+              before_scrape: Callable[[], Awaitable[None]] | None = None,
+              lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None) -> Starlette:
+    """``before_scrape`` runs before each /metrics answer (it fetches the shards' samples);
+    ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api``."""
     async def healthz(_request: Request) -> Response:
         try:
             return JSONResponse({"status": "ok", **await health()})
@@ -28,7 +33,12 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
 
     async def join(request: Request) -> Response:
         code = request.path_params["code"]
-        return PlainTextResponse(f"Game code {code}: join with `archipelago bot {code}` or any gRPC client.\n")
+        return PlainTextResponse(f"Game code {code}: join with `archipelago bot {code}`, any gRPC client, "
+                                 f"or POST /v1/Lobby/JoinGame {{\"code\": \"{code}\", \"nickname\": …}}.\n")
 
-    return Starlette(routes=[Route("/healthz", healthz), Route("/metrics", metrics),
-                             Route("/join/{code}", join)])
+    routes: list[Any] = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/join/{code}", join)]
+    routes += web.routes()
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+__all__ = ["build_app"]

@@ -1,4 +1,10 @@
-"""One Redis pub/sub connection per gateway, fanned out to the Watch streams of this process."""
+"""One Redis pub/sub connection per gateway, fanned out to the Watch streams of this process.
+
+Each stream gets a :class:`Mailbox`: the highest version announced for its game and the latest
+presence notices (bounded).  Subscribing and unsubscribing a mailbox are synchronous (a stream
+registers before its first await, so a stream cancelled at any point leaves nothing behind); one
+reconciling step makes the Redis subscriptions match the games that have mailboxes.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,47 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import deque
 from typing import Any
 
 from services.store import Store
 
 log = logging.getLogger(__name__)
 
+MAX_PRESENCE_NOTICES = 64
+
+
+class Mailbox:
+    """What a stream has been told and not yet read."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.presence: deque[tuple[int, bool]] = deque(maxlen=MAX_PRESENCE_NOTICES)
+        self.event = asyncio.Event()
+
+    def put(self, notice: dict[str, Any]) -> None:
+        if "presence" in notice:
+            self.presence.append((int(notice["presence"]), bool(notice["connected"])))
+        else:
+            self.version = max(self.version, int(notice.get("version", 0)))
+        self.event.set()
+
+    async def wait(self) -> None:
+        await self.event.wait()
+        self.event.clear()
+
 
 class Notices:
-    """``subscribe(game)`` gives a queue receiving that game's notices ({"version": V}, ...)."""
+    """``subscribe_now(game)`` gives a mailbox receiving that game's notices."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.pubsub = store.redis.pubsub()
-        self.queues: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
+        self.boxes: dict[str, set[Mailbox]] = {}
+        self._subscribed: set[str] = set()
+        self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
+        self._syncing: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         # A placeholder subscription keeps the connection in subscribed mode.
@@ -33,26 +64,49 @@ class Notices:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        for t in list(self._syncing):
+            t.cancel()
         await self.pubsub.aclose()
 
-    async def subscribe(self, game_id: str) -> asyncio.Queue[dict[str, Any]]:
-        q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        subs = self.queues.setdefault(game_id, set())
-        first = not subs
-        subs.add(q)
-        if first:
-            await self.pubsub.subscribe(self.store.channel(game_id))
-        return q
+    def subscribe_now(self, game_id: str) -> Mailbox:
+        box = Mailbox()
+        self.boxes.setdefault(game_id, set()).add(box)
+        return box
 
-    async def unsubscribe(self, game_id: str, q: asyncio.Queue[dict[str, Any]]) -> None:
-        subs = self.queues.get(game_id)
+    def unsubscribe_now(self, game_id: str, box: Mailbox) -> None:
+        subs = self.boxes.get(game_id)
         if subs is None:
             return
-        subs.discard(q)
+        subs.discard(box)
         if not subs:
-            del self.queues[game_id]
-            with contextlib.suppress(Exception):
-                await self.pubsub.unsubscribe(self.store.channel(game_id))
+            del self.boxes[game_id]
+            task = asyncio.get_running_loop().create_task(self._sync())
+            self._syncing.add(task)
+            task.add_done_callback(self._syncing.discard)
+
+    async def ready(self, game_id: str) -> None:
+        """Return once this gateway is subscribed to the game's channel."""
+        if game_id not in self._subscribed:
+            await self._sync()
+
+    async def _sync(self) -> None:
+        async with self._lock:
+            want = set(self.boxes)
+            add, drop = want - self._subscribed, self._subscribed - want
+            try:
+                if add:
+                    await self.pubsub.subscribe(*(self.store.channel(g) for g in add))
+                    self._subscribed |= add
+                if drop:
+                    await self.pubsub.unsubscribe(*(self.store.channel(g) for g in drop))
+                    self._subscribed -= drop
+            except Exception as exc:
+                log.warning("pub/sub (un)subscribe failed: %r", exc)
+                if add & set(self.boxes):
+                    raise
+
+    def subscriptions(self) -> int:
+        return len(self._subscribed)
 
     async def _reader(self) -> None:
         prefix = self.store.key("g", "")
@@ -64,8 +118,8 @@ class Notices:
                 channel = str(msg["channel"])
                 game_id = channel[len(prefix):].rsplit(":", 1)[0]
                 data = json.loads(msg["data"])
-                for q in list(self.queues.get(game_id, ())):
-                    q.put_nowait(data)
+                for box in list(self.boxes.get(game_id, ())):
+                    box.put(data)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -7,7 +7,8 @@ import logging
 import time
 from typing import Any
 
-from gateway.errors import RemoteError
+from engine.errors import NotFound, Unavailable
+from gateway.errors import from_dict
 from services import tracing
 from services.placement import rendezvous
 from services.store import Store
@@ -95,8 +96,7 @@ class ShardRouter:
         if shard is None:
             recorded = await self.store.placement(game_id)
             if recorded is None:
-                raise RemoteError({"type": "NotFound", "code": "lookup/not_found", "field": "game_id",
-                                   "message": f"game_id: no game {game_id}"})
+                raise NotFound(f"no game {game_id[:40]!r}", field="game_id")
             shard = self._placement[game_id] = recorded
         return shard
 
@@ -110,7 +110,7 @@ class ShardRouter:
             batcher = self._batchers[shard] = Batcher(self, shard)
         reply = await batcher.call(method, args)
         if "error" in reply:
-            raise RemoteError(reply["error"])
+            raise from_dict(reply["error"])
         return reply["ok"]
 
     async def send_batch(self, shard: str, calls: list[tuple[str, tuple[Any, ...], dict[str, str]]]
@@ -127,8 +127,7 @@ class ShardRouter:
             except (RayActorError, ValueError) as exc:  # ValueError: named actor not yet re-registered
                 self._handles.pop(shard, None)
                 if time.monotonic() > deadline:
-                    raise RemoteError({"type": "Unavailable", "code": "shard/unavailable",
-                                       "message": f"shard {shard} unavailable: {exc}"}) from exc
+                    raise Unavailable(f"shard {shard} unavailable ({type(exc).__name__})") from exc
                 log.warning("shard %s unavailable (%s); retrying", shard, type(exc).__name__)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)

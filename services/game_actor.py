@@ -16,6 +16,7 @@ logic can be tested with a fake one; the shard owns the timer that calls :meth:`
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import secrets
 import time
@@ -25,13 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine import get_game
-from engine.base import Event, Game
+from engine.base import Event, Game, canonical_json
 from engine.errors import (
     AlreadyExists,
     Conflict,
     GameError,
+    GameOver,
     InvalidOrder,
+    KeyReused,
     NotFound,
+    NotStarted,
     NotYourTurn,
     PermissionDenied,
     RateLimited,
@@ -43,10 +47,15 @@ log = logging.getLogger(__name__)
 
 LOBBY, RUNNING, OVER = "lobby", "running", "over"
 MAX_UPDATES = 4000  # updates kept in memory for Watch resumption; older ones -> "resync"
-CHAT_PER_ROUND = 10  # A53
 SUBMISSIONS_PER_ROUND = 100  # resubmitting is allowed (A16), but not without end: the journal keeps each
-MAX_CHAT_LEN = 500
+ACTIONS_PER_ROUND = 100  # the engine bounds each kind (A53); this bounds them all
 MAX_KEY_LEN = 64
+WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
+
+
+def fingerprint(obj: Any) -> str:
+    """A short digest of a request body: a reused idempotency key must come with the same body."""
+    return hashlib.sha256(canonical_json(obj)).hexdigest()[:32]
 
 
 class Journal(Protocol):
@@ -120,10 +129,11 @@ class UpdateRecord:
     data: dict[str, Any] = field(default_factory=dict)
     chat: dict[str, Any] | None = None
     status: str = ""
+    seqs: tuple[int, ...] = ()  # per seat: this update's seq for that seat, 0 when hidden from it
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, seat: int) -> dict[str, Any]:
         d: dict[str, Any] = {"version": self.version, "kind": self.kind, "round": self.round,
-                             "seat": self.seat}
+                             "seat": self.seat, "seq": self.seqs[seat]}
         if self.event_kind:
             d["event_kind"] = self.event_kind
         if self.data:
@@ -162,11 +172,15 @@ class GameActor:
         self.round_version = 0
         self.deadline_ms: int | None = None
         self.submissions: dict[int, Submission] = {}
-        self.keys: dict[str, dict[str, Any]] = {}
-        self.chat_count: dict[int, int] = {}
+        # idempotency keys of this round: (seat, key) -> (request fingerprint, answer)
+        self.keys: dict[tuple[int, str], tuple[str, dict[str, Any]]] = {}
+        self.act_count: dict[int, int] = {}
         self.submit_count: dict[int, int] = {}
         self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
+        self.seq: list[int] = []  # per seat: the seq of its latest update
         self.outcome: dict[str, Any] | None = None
+        self.create_fingerprint = ""
+        self._applied = asyncio.Event()  # set (and replaced) at every apply
 
     # ------------------------------------------------------------------ loading and journaling
     @classmethod
@@ -201,10 +215,36 @@ class GameActor:
         op = entry["op"]
         self.version += 1
         getattr(self, f"_apply_{op}")(entry)
+        applied, self._applied = self._applied, asyncio.Event()
+        applied.set()
 
-    def _push(self, kind: str, **kw: Any) -> None:
-        rnd = self.state.round if self.state is not None else 0
-        self.updates.append(UpdateRecord(version=self.version, kind=kind, round=rnd, **kw))
+    async def wait_version(self, version: int, timeout_s: float = WAIT_VERSION_S) -> None:
+        """Return once ``version`` is applied (or after ``timeout_s``): a watcher told of version V
+        by pub/sub may ask before the shard has applied V, since the notice leaves with the journal
+        write."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout_s
+        while self.version < version:
+            left = end - loop.time()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._applied.wait(), left)
+            except TimeoutError:
+                return
+
+    def _push(self, kind: str, *, round_: int | None = None, **kw: Any) -> None:
+        if round_ is None:
+            round_ = self.state.round if self.state is not None else 0
+        audience: frozenset[int] | None = kw.get("audience")
+        seqs = []
+        for s in range(len(self.seq)):
+            if audience is None or s in audience:
+                self.seq[s] += 1
+                seqs.append(self.seq[s])
+            else:
+                seqs.append(0)
+        self.updates.append(UpdateRecord(version=self.version, kind=kind, round=round_, seqs=tuple(seqs), **kw))
 
     def _apply_create(self, e: Mapping[str, Any]) -> None:
         self.kind = e["kind"]
@@ -216,7 +256,9 @@ class GameActor:
         self.public = bool(e["public"])
         self.code = e["code"]
         self.created_ms = int(e["at"])
+        self.create_fingerprint = str(e.get("request", ""))
         self.seats = [Seat(0, e["nickname"], e["secret_hash"])]
+        self.seq = [0] * self.seats_total
         self._push("joined", seat=0)
 
     def _apply_join(self, e: Mapping[str, Any]) -> None:
@@ -232,61 +274,82 @@ class GameActor:
         self._push("started", status=RUNNING)
         self._open_round(int(e["at"]))
 
+    def _remember_key(self, seat: int, key: str, request: str, ack: dict[str, Any]) -> None:
+        if key:
+            self.keys[(seat, key)] = (request, ack)
+
     def _apply_submit(self, e: Mapping[str, Any]) -> None:
         seat = int(e["seat"])
         self.submissions[seat] = Submission(dict(e["orders"]), bool(e["draft"]), e["key"])
         self.submit_count[seat] = self.submit_count.get(seat, 0) + 1
         ack = {"version": self.version, "round": self.state.round, "submitted": not e["draft"]}
-        if e["key"]:
-            self.keys[e["key"]] = ack
-        self._push("submitted", seat=seat)
+        self._remember_key(seat, e["key"], str(e.get("request", "")), ack)
+        self._push("submitted", seat=seat, data={"done": not e["draft"]})
 
-    def _apply_chat(self, e: Mapping[str, Any]) -> None:
+    def _apply_act(self, e: Mapping[str, Any]) -> None:
+        assert self.engine is not None
         seat = int(e["seat"])
-        self.chat_count[seat] = self.chat_count.get(seat, 0) + 1
-        self._push("chat", seat=seat,
-                   chat={"seat": seat, "nickname": self.seats[seat].nickname, "text": e["text"]})
+        self.state, events = self.engine.act(self.state, seat, e["action"])
+        self.act_count[seat] = self.act_count.get(seat, 0) + 1
+        self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
+        for ev in events:
+            self._push_event(ev)
 
     def _apply_close(self, e: Mapping[str, Any]) -> None:
         assert self.engine is not None
         orders = {int(s): o for s, o in e["orders"].items()}
-        closed_round = self.state.round
+        closed = self.state.round
         self.state, events = self.engine.resolve(self.state, orders)
-        self.updates.append(UpdateRecord(self.version, "round_closed", closed_round,
-                                         data={"early": bool(e.get("early"))}))
+        self._push("round_closed", round_=closed, data={"early": bool(e.get("early"))})
         for ev in events:
-            self._push_event(ev)
+            self._push_event(ev, closed)
         outcome = self.engine.outcome(self.state)
         if outcome is not None:
             self.status = OVER
             self.outcome = outcome.to_dict()
             self.deadline_ms = None
             self.submissions = {}
-            self._push("game_over", status=OVER, data={"outcome": self.outcome})
+            self.keys = {}
+            self._push("game_over", round_=closed, status=OVER, data={"outcome": self.outcome})
             self.on_deadline(self.game_id, None)
         else:
             self._open_round(int(e["at"]))
 
-    def _push_event(self, ev: Event) -> None:
-        self._push("event", event_kind=ev.kind, data=dict(ev.data), audience=ev.audience)
+    def _push_event(self, ev: Event, round_: int | None = None) -> None:
+        if ev.kind == "chat":  # chat has its own update kind, with the sender's nickname
+            sender = int(ev.data["from"])
+            chat = {"seat": sender, "nickname": self.seats[sender].nickname, "text": ev.data["text"]}
+            if ev.data.get("to") is not None:
+                chat["to"] = int(ev.data["to"])
+            self._push("chat", round_=round_, seat=sender, chat=chat, audience=ev.audience)
+            return
+        self._push("event", round_=round_, event_kind=ev.kind, data=dict(ev.data), audience=ev.audience)
 
     def _open_round(self, at_ms: int) -> None:
         self.round_version = self.version
         self.submissions = {}
-        self.chat_count = {}
+        self.keys = {}
+        self.act_count = {}
         self.submit_count = {}
         self.deadline_ms = at_ms + int(self.deadline_s * 1000)
+        self._push("round_opened", data={"deadline_unix_ms": self.deadline_ms})
         self.on_deadline(self.game_id, self.deadline_ms)
 
     # ------------------------------------------------------------------ lobby
     async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
-                     public: bool, deadline_s: float, code: str) -> dict[str, Any]:
+                     public: bool, deadline_s: float, code: str, request: str = "") -> dict[str, Any]:
+        """Create the game. Idempotent by game id: a retried create (same ``request`` fingerprint)
+        finds it journaled and finishes the rest again; a different request under the same id is
+        :class:`KeyReused`."""
         async with self.lock:
-            if not self.version:  # else a retried create: journaled already, finish the rest again
+            if self.version:
+                if request != self.create_fingerprint or secret_hash != self.seats[0].secret_hash:
+                    raise KeyReused("this request id already created another game", field="request_id")
+            else:
                 cfg = check_creation(kind, config, nickname, deadline_s)
                 entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
                          "nickname": nickname, "secret_hash": secret_hash, "public": public,
-                         "deadline_s": deadline_s, "code": code, "at": self.now_ms()}
+                         "deadline_s": deadline_s, "code": code, "at": self.now_ms(), "request": request}
                 await self._commit(entry)
             await self.store.put_secret(self.seats[0].secret_hash, self.game_id, 0)
             await self._publish_summary()
@@ -296,7 +359,9 @@ class GameActor:
         """Take a seat. Idempotent by secret: a retried join gets the seat the first one took."""
         async with self.lock:
             again = next((s for s in self.seats if s.secret_hash == secret_hash and not s.bot), None)
-            if again is not None:
+            if again is not None:  # a retried join (same request id): the seat it took
+                if again.nickname != nickname:
+                    raise KeyReused("this request id already joined with another nickname", field="request_id")
                 await self.store.put_secret(secret_hash, self.game_id, again.seat)
                 return {"game_id": self.game_id, "seat": again.seat, "game": self.kind}
             check_nickname(nickname)
@@ -316,9 +381,9 @@ class GameActor:
     async def start(self, seat: int, fill_with_autopilot: bool) -> dict[str, Any]:
         async with self.lock:
             if seat != 0:
-                raise PermissionDenied("only the host may start the game", rule="A4")
+                raise PermissionDenied("only the host may start the game", rule="A4", field="authorization")
             if self.status != LOBBY:
-                raise Conflict("the game has already started", rule="A4")
+                raise Conflict("the game has already started", rule="A4", field="game_id")
             if len(self.seats) < self.seats_total and not fill_with_autopilot:
                 raise Conflict(f"{len(self.seats)} of {self.seats_total} seats are filled",
                                field="fill_with_autopilot", rule="A4")
@@ -342,44 +407,73 @@ class GameActor:
             raise NotFound(f"no game {self.game_id}", field="game_id")
         return self.engine
 
+    def _check_key(self, seat: int, key: str, request: str) -> dict[str, Any] | None:
+        """The first answer of a retried request (same key, same body), else None."""
+        if not isinstance(key, str) or len(key) > MAX_KEY_LEN:
+            raise InvalidOrder(f"at most {MAX_KEY_LEN} characters", field="idempotency_key", rule="A16")
+        seen = self.keys.get((seat, key)) if key else None
+        if seen is None:
+            return None
+        if seen[0] != request:
+            raise KeyReused("this idempotency key was used this round for a different request",
+                            field="idempotency_key", rule="A16")
+        return {**seen[1], "replayed": True}
+
+    def _check_playing(self, seat: int) -> Game:
+        engine = self._engine()
+        if self.status == LOBBY:
+            raise NotStarted("the game has not started", rule="A4", field="game_id")
+        if self.status == OVER:
+            raise GameOver("the game is over", field="game_id", rule=self._over_rule())
+        return engine
+
+    def _over_rule(self) -> str:
+        return "S7" if self.kind == "salvo" else "A67"
+
     async def submit(self, seat: int, orders: dict[str, Any], *, version: int, key: str = "",
                      draft: bool = False) -> dict[str, Any]:
         """Validate, journal and apply a player's orders for the current round (A16, A20)."""
         async with self.lock:
-            if not isinstance(key, str) or len(key) > MAX_KEY_LEN:
-                raise InvalidOrder(f"at most {MAX_KEY_LEN} characters", field="idempotency_key")
-            if key and key in self.keys:
-                return {**self.keys[key], "replayed": True}
-            engine = self._engine()
-            if self.status == LOBBY:
-                raise NotYourTurn("the game has not started", rule="A4")
+            request = fingerprint({"orders": orders, "draft": bool(draft)})
+            replayed = self._check_key(seat, key, request)
+            if replayed is not None:
+                return replayed
+            engine = self._check_playing(seat)
             if version < self.round_version:
                 raise StaleVersion(f"version {version} is older than this round, which opened at version "
-                                   f"{self.round_version}; fetch the view and resubmit", field="version")
+                                   f"{self.round_version}; fetch the view and resubmit", field="version",
+                                   rule="A16")
+            if version > self.version:
+                raise InvalidOrder(f"version {version} is newer than the game's version {self.version}",
+                                   field="version", rule="A16")
             if self.submit_count.get(seat, 0) >= SUBMISSIONS_PER_ROUND:
                 raise RateLimited(f"at most {SUBMISSIONS_PER_ROUND} submissions per round", rule="A16",
                                   field="orders")
-            engine.validate(self.state, seat, orders)  # names its own rule for "over" / "not your turn"
-            if self.status == OVER or seat not in engine.expected_players(self.state):
-                raise NotYourTurn("this player is not expected to act now")
+            engine.validate(self.state, seat, orders)  # names its own rule for "not your turn"
+            if seat not in engine.expected_players(self.state):
+                raise NotYourTurn("this player is not expected to act now", field="orders", rule="A16")
             await self._commit({"op": "submit", "seat": seat, "round": self.state.round, "orders": orders,
-                                "draft": bool(draft), "key": key, "at": self.now_ms()})
+                                "draft": bool(draft), "key": key, "request": request, "at": self.now_ms()})
             ack = {"version": self.version, "round": self.state.round, "submitted": not draft,
                    "replayed": False}
             if not draft:
                 await self._maybe_close_early()
             return ack
 
-    async def chat(self, seat: int, text: str) -> dict[str, Any]:
+    async def act(self, seat: int, action: dict[str, Any], *, key: str = "") -> dict[str, Any]:
+        """An immediate action (chat, bank, trade): checked by the engine, journaled, applied."""
         async with self.lock:
-            self._engine()
-            if not isinstance(text, str) or not 1 <= len(text) <= MAX_CHAT_LEN or not text.strip():
-                raise InvalidOrder(f"a chat message is 1–{MAX_CHAT_LEN} characters", field="text")
-            if self.chat_count.get(seat, 0) >= CHAT_PER_ROUND:
-                raise RateLimited(f"at most {CHAT_PER_ROUND} chat messages per round", rule="A53",
-                                  field="text")
-            await self._commit({"op": "chat", "seat": seat, "text": text, "at": self.now_ms()})
-            return {"version": self.version}
+            request = fingerprint({"action": action})
+            replayed = self._check_key(seat, key, request)
+            if replayed is not None:
+                return replayed
+            engine = self._check_playing(seat)
+            if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
+                raise RateLimited(f"at most {ACTIONS_PER_ROUND} actions per round", rule="A53", field="action")
+            engine.act(self.state, seat, action)  # validates; the result is recomputed by apply
+            await self._commit({"op": "act", "seat": seat, "action": action, "key": key, "request": request,
+                                "at": self.now_ms()})
+            return {"version": self.version, "replayed": False}
 
     def _humans_expected(self) -> list[int]:
         engine = self._engine()
@@ -442,9 +536,12 @@ class GameActor:
             "round": self.state.round if self.state is not None else 0, "you": seat,
             "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
             "code": self.code, "submitted": seat in done, "seats": self.seats_total,
-            "expected": self.status == RUNNING and seat in engine.expected_players(self.state),
+            "expected": self.status == RUNNING and seat in engine.expected_players(self.state)
+            and seat not in done,
+            "seq": self.seq[seat] if 0 <= seat < len(self.seq) else 0,
             "players": [{"seat": s.seat, "nickname": s.nickname, "submitted": s.seat in done,
-                         "connected": s.seat in connected, "host": s.seat == 0} for s in self.seats],
+                         "connected": s.seat in connected, "host": s.seat == 0, "autopilot": s.bot}
+                        for s in self.seats],
         }
         if self.state is not None:
             out["view"] = engine.view(self.state, seat)
@@ -453,15 +550,23 @@ class GameActor:
             out["pending"] = sub.orders
         return out
 
-    def updates_since(self, seat: int, since: int) -> list[dict[str, Any]]:
-        """Updates after version ``since`` that ``seat`` may see; a "resync" if history was dropped."""
-        out: list[dict[str, Any]] = []
-        if self.updates and since < self.updates[0].version - 1:
-            out.append({"version": self.updates[0].version - 1, "kind": "resync", "round": 0, "seat": -1})
-        for u in self.updates:
-            if u.version > since and (u.audience is None or seat in u.audience):
-                out.append(u.to_dict())
-        return out
+    def updates_since(self, seat: int, after_seq: int) -> list[dict[str, Any]]:
+        """``seat``'s updates with seq > ``after_seq``, in order; a "resync" first if some of them are
+        no longer kept."""
+        if not 0 <= seat < len(self.seq) or after_seq >= self.seq[seat]:
+            return []
+        tail: list[dict[str, Any]] = []
+        for u in reversed(self.updates):  # newest first: a live stream asks for the last few
+            s = u.seqs[seat]
+            if s:
+                if s <= after_seq:
+                    break
+                tail.append(u.to_dict(seat))
+        tail.reverse()
+        first = tail[0]["seq"] if tail else self.seq[seat] + 1
+        if after_seq < first - 1:  # some are no longer kept
+            tail.insert(0, {"version": self.version, "kind": "resync", "round": 0, "seat": -1, "seq": first - 1})
+        return tail
 
     def whoami(self, seat: int) -> dict[str, Any]:
         if not 0 <= seat < len(self.seats):

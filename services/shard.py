@@ -233,14 +233,18 @@ class ShardCore:
         async with self.using(game_id) as actor:
             return await actor.view(seat)
 
-    async def updates(self, game_id: str, seat: int, since: int) -> dict[str, Any]:
-        """{"updates": [...after ``since``...], "over": the game has ended}."""
+    async def updates(self, game_id: str, seat: int, after_seq: int, min_version: int = 0) -> dict[str, Any]:
+        """{"updates": [seat's updates after ``after_seq``], "version": the game's version, "over": the
+        game has ended}, once ``min_version`` is applied (a watcher heard of it; bounded wait)."""
         async with self.using(game_id) as actor:
-            return {"updates": actor.updates_since(seat, since), "over": actor.status == "over"}
+            if min_version > actor.version:
+                await actor.wait_version(min_version)
+            return {"updates": actor.updates_since(seat, after_seq), "version": actor.version,
+                    "over": actor.status == "over"}
 
-    async def chat(self, game_id: str, seat: int, text: str) -> dict[str, Any]:
+    async def act(self, game_id: str, seat: int, action: dict[str, Any], key: str) -> dict[str, Any]:
         async with self.using(game_id) as actor:
-            return await actor.chat(seat, text)
+            return await actor.act(seat, action, key=key)
 
     async def presence_changed(self, game_id: str) -> None:
         async with self.using(game_id) as actor:
@@ -259,9 +263,10 @@ def error_dict(exc: BaseException) -> dict[str, Any]:
     from engine.errors import GameError
 
     if isinstance(exc, GameError):
-        return {"type": type(exc).__name__, **exc.to_dict(), "reason": exc.reason}
-    return {"type": "Internal", "code": "internal", "message": f"internal error ({type(exc).__name__})",
-            "rule": None, "field": None, "reason": repr(exc)}
+        return {"type": type(exc).__name__, **exc.to_dict()}
+    reason = f"internal error ({type(exc).__name__}); the request may not have been applied"
+    return {"type": "Internal", "code": "server/internal", "message": reason, "rule": None, "field": None,
+            "reason": reason}
 
 
 class GameShard:

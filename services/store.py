@@ -11,7 +11,10 @@ Key schema (all under a configurable prefix, default ``arch:``):
 ``secret:{sha256}``             JSON {game, seat} of a player secret's hash (never the secret)
 ``placement``                   hash game id -> shard name (rendezvous hashing, recorded)
 ``deadlines:{shard}``           sorted set game id -> round deadline (Unix ms) of that shard
-``presence:{game}:{seat}``      "1" with a TTL while the player is connected (A17)
+``presence:{game}``             sorted set "{seat}:{stream}" -> expiry (Unix ms) of each open Watch
+                                stream of the game (A17); the key itself expires with its last stream
+``server_key``                  random key of the gateways (derives the secrets of retried creates
+                                and joins, so a retry gets the same secret without it being stored)
 ``shards``                      hash shard name -> last heartbeat (Unix ms)
 channel ``g:{game}:updates``    "game G is at version V" notices (never secret data)
 ==============================  ==============================================================
@@ -20,6 +23,8 @@ channel ``g:{game}:updates``    "game G is at version V" notices (never secret d
 from __future__ import annotations
 
 import json
+import secrets
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -54,7 +59,7 @@ class Store:
     # --- journal -------------------------------------------------------------------------------
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
         """Append one entry and publish a notice in one round trip (the append is durable on return)."""
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = self.redis.pipeline(transaction=True)  # both or neither: a notice always has its entry
         pipe.rpush(self.key("g", game_id, "journal"), dumps(entry))
         pipe.publish(self.channel(game_id), dumps(notice))
         await pipe.execute()
@@ -130,18 +135,41 @@ class Store:
         return [(str(g), int(s)) for g, s in rows]
 
     # --- presence ------------------------------------------------------------------------------
-    async def touch_presence(self, game_id: str, seat: int, ttl_s: float) -> None:
-        await self.redis.set(self.key("presence", game_id, str(seat)), "1", px=int(ttl_s * 1000))
+    async def touch_streams(self, streams: Iterable[tuple[str, int, str]], ttl_s: float) -> None:
+        """Mark open Watch streams ``(game, seat, stream id)`` as alive for ``ttl_s`` (one round trip)."""
+        now = int(time.time() * 1000)
+        expiry = now + int(ttl_s * 1000)
+        pipe = self.redis.pipeline(transaction=False)
+        n = 0
+        for game_id, seat, stream in streams:
+            key = self.key("presence", game_id)
+            pipe.zremrangebyscore(key, "-inf", now)  # streams of gateways that died: gone
+            pipe.zadd(key, {f"{seat}:{stream}": expiry})
+            if ttl_s > 0:
+                pipe.pexpire(key, int(ttl_s * 1000))  # the key goes with its last stream
+            n += 1
+        if n:
+            await pipe.execute()
 
-    async def clear_presence(self, game_id: str, seat: int) -> None:
-        await self.redis.delete(self.key("presence", game_id, str(seat)))
+    async def drop_stream(self, game_id: str, seat: int, stream: str) -> None:
+        await self.redis.zrem(self.key("presence", game_id), f"{seat}:{stream}")
 
     async def connected(self, game_id: str, seats: Iterable[int]) -> set[int]:
-        seats = list(seats)
-        if not seats:
+        """The seats among ``seats`` with at least one live Watch stream."""
+        wanted = set(seats)
+        if not wanted:
             return set()
-        values = await self.redis.mget([self.key("presence", game_id, str(s)) for s in seats])
-        return {s for s, v in zip(seats, values, strict=True) if v is not None}
+        key = self.key("presence", game_id)
+        now = int(time.time() * 1000)
+        members = await self.redis.zrangebyscore(key, now, "+inf")
+        live = {int(m.split(":", 1)[0]) for m in members}
+        return live & wanted
+
+    async def server_key(self) -> bytes:
+        """The gateways' shared random key (created once)."""
+        key = self.key("server_key")
+        await self.redis.set(key, secrets.token_hex(32), nx=True)
+        return bytes.fromhex(str(await self.redis.get(key)))
 
     # --- pub/sub -------------------------------------------------------------------------------
     async def publish(self, game_id: str, message: dict[str, Any]) -> None:

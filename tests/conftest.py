@@ -49,12 +49,20 @@ def ray_local(tmp_root: Path) -> Iterator[None]:
 
 @dataclass
 class Cluster:
-    address: str
+    address: str  # gRPC door, host:port
+    http_url: str  # JSON + WebSocket door, http://host:port
     redis_url: str
     prefix: str
     shards: list[str]
     handles: list[Any]
-    gateway: Any
+    api: Any  # gateway.api.PlayerAPI
+
+    def client(self, door: str, secret: str | None = None) -> Any:
+        """A client of the player API through ``door`` ("grpc" or "web")."""
+        from client.grpc_client import Client
+        from client.web_client import WebClient
+
+        return Client(self.address, secret) if door == "grpc" else WebClient(self.http_url, secret)
 
 
 @pytest.fixture(scope="session")
@@ -77,9 +85,16 @@ def spans() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> AsyncIterator[Cluster]:
-    """Shards on the local Ray + a gateway on 127.0.0.1:<free port>, talking to real Redis."""
+    """Shards on the local Ray + the gateway's two doors on 127.0.0.1 (free ports), on real Redis."""
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    from gateway.api import ApiConfig, PlayerAPI
+    from gateway.grpc_door import build_server
+    from gateway.http import build_app
     from gateway.router import ShardRouter
-    from gateway.server import Gateway, GatewayConfig, build_server
     from services.cluster import shard_names, start_shards
     from services.store import Store
 
@@ -87,9 +102,29 @@ async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> As
     handles = start_shards(SHARDS, redis_server.url, prefix=prefix, namespace=NAMESPACE)
     store = Store(redis_server.url, prefix)
     router = ShardRouter(store, shard_names(SHARDS), NAMESPACE)
-    gw = Gateway(store, router, GatewayConfig(public_url="http://test.invalid"))
-    await gw.start()
-    server, port = await build_server(gw, "127.0.0.1:0")
-    yield Cluster(f"127.0.0.1:{port}", redis_server.url, prefix, shard_names(SHARDS), handles, gw)
+    api = PlayerAPI(store, router, ApiConfig(public_url="http://test.invalid"))
+    await api.start()
+    server, port = await build_server(api, "127.0.0.1:0")
+
+    async def health() -> dict[str, Any]:
+        return {"shards": await router.ping_all()}
+
+    app = build_app(health)
+    app.state.api = api
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # bound and listening before uvicorn runs: no wait for readiness
+    sock.listen(128)
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="wsproto"))
+    web_task = asyncio.get_running_loop().create_task(web.serve(sockets=[sock]))
+    yield Cluster(f"127.0.0.1:{port}", f"http://127.0.0.1:{sock.getsockname()[1]}", redis_server.url, prefix,
+                  shard_names(SHARDS), handles, api)
+    web.should_exit = True
+    await web_task
     await server.stop(grace=0.5)
-    await gw.stop()
+    await api.stop()
+
+
+@pytest.fixture(params=["grpc", "web"])
+def door(request: pytest.FixtureRequest) -> str:
+    """Runs a test once per door of the player API."""
+    return str(request.param)

@@ -1,13 +1,16 @@
-"""Helpers of the end-to-end tests: games through the real gateway, waiting on Watch updates."""
+"""Helpers of the end-to-end tests: games through the real gateway (either door), waiting on Watch."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from archipelago.v1 import game_pb2, salvo_pb2
-from gateway.client import Client
+from client.base import BaseClient
+from client.errors import ApiError
 
 WAIT_S = 60.0
 
@@ -32,31 +35,36 @@ def placement(seat: int) -> salvo_pb2.SalvoOrders:
                                             for s, b in FLEET[seat]])
 
 
+def shots(squares: list[str]) -> salvo_pb2.SalvoOrders:
+    return salvo_pb2.SalvoOrders(shots=squares)
+
+
 @dataclass
 class Game:
     game_id: str
     code: str
-    host: Client
-    guest: Client
+    host: BaseClient
+    guest: BaseClient
 
 
-async def new_game(address: str, *, deadline: float = 60.0, start: bool = True, public: bool = False,
-                   **options: object) -> Game:
-    host = Client(address)
+async def new_game(connect: Callable[[], BaseClient], *, deadline: float = 60.0, start: bool = True,
+                   public: bool = False, **options: object) -> Game:
+    """A Salvo game of two players ("host", "guest"), each with its own client from ``connect``."""
+    host = connect()
     created = await host.create("salvo", seats=2, nickname="host", deadline_seconds=deadline, public=public,
                                 salvo=salvo_pb2.SalvoOptions(**options))  # type: ignore[arg-type]
-    guest = Client(address)
+    guest = connect()
     await guest.join(created.code, "guest")
     if start:
         await host.start(created.game_id)
     return Game(created.game_id, created.code, host, guest)
 
 
-async def wait_update(client: Client, game_id: str, since: int,
+async def wait_update(client: BaseClient, game_id: str, after_seq: int,
                       pred: Callable[[game_pb2.Update], bool]) -> game_pb2.Update:
-    """The first update after ``since`` that satisfies ``pred`` (fails after WAIT_S)."""
-    async with asyncio.timeout(WAIT_S):
-        async for update in client.watch(game_id, since):
+    """The first update after ``after_seq`` that satisfies ``pred`` (fails after WAIT_S)."""
+    async with asyncio.timeout(WAIT_S), contextlib.aclosing(client.watch(game_id, after_seq)) as stream:
+        async for update in stream:
             if pred(update):
                 return update
     raise AssertionError("the update stream ended without the expected update")
@@ -70,7 +78,46 @@ async def submit_and_close(game: Game, host_orders: salvo_pb2.SalvoOrders,
                            guest_orders: salvo_pb2.SalvoOrders) -> game_pb2.Update:
     """Both players submit; returns the round_closed update (early close, A17)."""
     view = await game.host.view(game.game_id)
-    since, rnd = view.version, view.round
     await game.host.submit(game.game_id, view.version, salvo=host_orders)
     await game.guest.submit(game.game_id, view.version, salvo=guest_orders)
-    return await wait_update(game.host, game.game_id, since, round_closed(rnd))
+    return await wait_update(game.host, game.game_id, view.seq, round_closed(view.round))
+
+
+@contextlib.asynccontextmanager
+async def connected(client: BaseClient, game_id: str) -> AsyncIterator[asyncio.Task[list[game_pb2.Update]]]:
+    """Hold a Watch stream open for ``client`` (its player counts as connected, A17) while inside;
+    the task collects the live updates."""
+    opened = asyncio.Event()
+    view = await client.view(game_id)
+
+    async def run() -> list[game_pb2.Update]:
+        got: list[game_pb2.Update] = []
+        # from one before the latest: the first update arrives once the stream is registered
+        async with contextlib.aclosing(client.watch(game_id, view.seq - 1)) as stream:
+            async for u in stream:
+                opened.set()
+                got.append(u)
+        return got
+
+    task = asyncio.get_running_loop().create_task(run())
+    waiter = asyncio.get_running_loop().create_task(opened.wait())
+    try:
+        async with asyncio.timeout(WAIT_S):
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if task.done():
+            task.result()  # the stream failed: raise its error
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ApiError):
+            await task
+
+
+async def rpc_error(coro: Any) -> ApiError:
+    """The ApiError a call raises (fails if it succeeds)."""
+    try:
+        await coro
+    except ApiError as err:
+        return err
+    raise AssertionError("the call succeeded; an error was expected")

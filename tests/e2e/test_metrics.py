@@ -19,15 +19,15 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 async def test_rounds_resolution_and_journal_metrics_per_shard(cluster: Cluster) -> None:
-    collector = ShardCollector(cluster.gateway.router)
+    collector = ShardCollector(cluster.api.router)
     registry = CollectorRegistry()
     registry.register(collector)
     await collector.refresh()
     before = samples(generate_latest(registry).decode())
 
-    game = await new_game(cluster.address)
+    game = await new_game(lambda: cluster.client("grpc"))
     await submit_and_close(game, placement(0), placement(1))
-    shard = await cluster.gateway.store.placement(game.game_id)
+    shard = await cluster.api.store.placement(game.game_id)
     await collector.refresh()
     after = samples(generate_latest(registry).decode())
 

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from client.grpc_client import Client
 
 from archipelago.v1 import salvo_pb2
-from gateway.client import Client
 from tests.conftest import Cluster
 from tests.e2e.helpers import FLEET_SQUARES, placement, round_closed, wait_update
 
@@ -32,10 +32,10 @@ async def test_a_human_plays_salvo_in_the_terminal(cluster: Cluster) -> None:
     await host.start(created.game_id)
     view = await host.view(created.game_id)
     await host.submit(created.game_id, view.version, salvo=placement(0))
-    await wait_update(host, created.game_id, view.version, round_closed(0))
+    await wait_update(host, created.game_id, view.seq, round_closed(0))
     view = await host.view(created.game_id)
     await host.submit(created.game_id, view.version, salvo=salvo_pb2.SalvoOrders(shots=["J10"]))
-    await wait_update(host, created.game_id, view.version, round_closed(1))
+    await wait_update(host, created.game_id, view.seq, round_closed(1))
     out, _ = await asyncio.wait_for(human.communicate(), 60)
     text = out.decode()
     assert human.returncode == 1, text  # the prompts ran out of input (EOF) in round 2

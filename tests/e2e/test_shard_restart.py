@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
 import ray
 
@@ -13,14 +16,14 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_killed_shard_resumes_the_game_with_every_acknowledged_submission(cluster: Cluster) -> None:
-    game = await new_game(cluster.address, deadline=600)
+    game = await new_game(lambda: cluster.client("grpc"), deadline=600)
     await submit_and_close(game, placement(0), placement(1))
     view = await game.host.view(game.game_id)
     ack = await game.host.submit(game.game_id, view.version, key="before-kill",
                                  salvo=salvo_pb2.SalvoOrders(shots=["F7", "G7", "A9"]))
     chat = await game.guest.chat(game.game_id, "still there?")
 
-    shard = await cluster.gateway.store.placement(game.game_id)
+    shard = await cluster.api.store.placement(game.game_id)
     handle = ray.get_actor(shard, namespace=NAMESPACE)
     pid_before = (await handle.ping.remote())["pid"]
     ray.kill(handle, no_restart=False)
@@ -37,20 +40,31 @@ async def test_killed_shard_resumes_the_game_with_every_acknowledged_submission(
     assert again.replayed and again.version == ack.version
 
     await game.guest.submit(game.game_id, after.version, salvo=salvo_pb2.SalvoOrders(shots=["J1"]))
-    await wait_update(game.host, game.game_id, after.version, round_closed(view.round))
+    await wait_update(game.host, game.game_id, after.seq, round_closed(view.round))
     final = await game.host.view(game.game_id)
     assert {s.square for s in final.salvo.shots} == {"F7", "G7", "A9"}
     assert final.salvo.reports[-1].hits == 2
 
 
 async def test_killed_shard_rearms_deadlines(cluster: Cluster) -> None:
-    game = await new_game(cluster.address, deadline=3)
+    game = await new_game(lambda: cluster.client("grpc"), deadline=3)
     view = await game.host.view(game.game_id)
     await game.host.submit(game.game_id, view.version, salvo=placement(0))
-    shard = await cluster.gateway.store.placement(game.game_id)
+    shard = await cluster.api.store.placement(game.game_id)
     ray.kill(ray.get_actor(shard, namespace=NAMESPACE), no_restart=False)
     # Nobody calls the game: the restarted shard's timer (re-armed from the deadline index,
-    # woken by the gateway's ping) must close the round by itself.
-    await cluster.gateway.router.ping_all()
-    closed = await wait_update(game.host, game.game_id, view.version, round_closed(0))
+    # woken by the gateway's ping) must close the round by itself. The test listens on the game's
+    # Redis channel directly, so that no call reaches the game before the round closes.
+    pubsub = cluster.api.store.redis.pubsub()
+    await pubsub.subscribe(cluster.api.store.channel(game.game_id))
+    try:
+        await cluster.api.router.ping_all()
+        async with asyncio.timeout(60):
+            while True:
+                msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
+                if msg and json.loads(msg["data"]).get("version", 0) > view.version + 1:
+                    break  # the submission was view.version + 1; the close is the next one
+    finally:
+        await pubsub.aclose()
+    closed = await wait_update(game.host, game.game_id, view.seq, round_closed(0))
     assert closed.data["early"] is False

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.e2e
 
 async def test_a_grpc_call_is_traced_and_its_context_travels_with_the_shard_call(
         cluster: Cluster, spans: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    game = await new_game(cluster.address)
-    router = cluster.gateway.router
+    game = await new_game(lambda: cluster.client("grpc"))
+    router = cluster.api.router
     sent: list[dict[str, str]] = []
     real = router.send_batch
 

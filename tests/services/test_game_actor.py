@@ -7,8 +7,10 @@ import pytest
 from engine.errors import (
     AlreadyExists,
     Conflict,
+    GameOver,
     InvalidOrder,
-    NotYourTurn,
+    KeyReused,
+    NotStarted,
     PermissionDenied,
     RateLimited,
     StaleVersion,
@@ -141,7 +143,8 @@ async def test_reload_from_journal_gives_the_same_game() -> None:
     assert again.state.to_dict() == actor.state.to_dict()
     assert again.submissions == actor.submissions and again.keys == actor.keys
     assert again.deadline_ms == actor.deadline_ms
-    assert [u.to_dict() for u in again.updates] == [u.to_dict() for u in actor.updates]
+    assert [u.to_dict(s) for u in again.updates for s in (0, 1)] == [u.to_dict(s) for u in actor.updates
+                                                                     for s in (0, 1)]
 
 
 async def test_updates_are_cut_to_their_audience() -> None:
@@ -166,8 +169,11 @@ async def test_game_over_stops_the_clock() -> None:
     clock.advance(31)
     await actor.deadline_passed()  # round 1 hits the cap
     assert actor.status == OVER and actor.deadline_ms is None and actor.outcome is not None
-    with pytest.raises(NotYourTurn):
+    with pytest.raises(GameOver) as err:  # defect 5: "game over", not "not your turn"
         await actor.submit(0, {"shots": ["A1"]}, version=actor.version)
+    assert err.value.code == "game/over" and err.value.rule == "S7" and err.value.field == "game_id"
+    with pytest.raises(GameOver):
+        await actor.act(0, chat("gg"))
 
 
 async def test_a16_resubmission_is_allowed_but_bounded_per_round() -> None:
@@ -189,13 +195,14 @@ async def test_a53_eleventh_chat_message_of_a_round_is_refused() -> None:
     store, clock = MemoryJournal(), FakeClock()
     actor = await new_game(clock, store)
     for i in range(10):
-        await actor.chat(1, f"hello {i}")
+        await actor.act(1, chat(f"hello {i}"))
+    length = len(store.journals[GID])
     with pytest.raises(RateLimited) as err:
-        await actor.chat(1, "one too many")
-    assert err.value.rule == "A53"
+        await actor.act(1, chat("one too many"))
+    assert err.value.rule == "A53" and len(store.journals[GID]) == length
     clock.advance(31)
     await actor.deadline_passed()
-    await actor.chat(1, "a new round, a new allowance")
+    await actor.act(1, chat("a new round, a new allowance"))
 
 
 async def test_retried_create_and_join_change_nothing_but_restore_the_secret_index() -> None:
@@ -211,3 +218,129 @@ async def test_retried_create_and_join_change_nothing_but_restore_the_secret_ind
     again = await actor.join("bob", "h1")
     assert again == first and len(store.journals[GID]) == length and len(actor.seats) == 2
     assert store.secrets == {"h0": (GID, 0), "h1": (GID, 1)}
+
+
+def chat(text: str) -> dict[str, object]:
+    return {"chat": {"text": text}}
+
+
+async def test_a16_idempotency_keys_belong_to_one_player() -> None:
+    """Defect 2: B's submission with A's key is B's own, not a replay of A's answer."""
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    a = await actor.submit(0, {"random_placement": True}, version=actor.version, key="k", draft=True)
+    b = await actor.submit(1, {"random_placement": True}, version=actor.version, key="k", draft=True)
+    assert not a["replayed"] and not b["replayed"] and b["version"] == a["version"] + 1
+    assert set(actor.submissions) == {0, 1}
+
+
+async def test_a16_a_key_resent_with_other_orders_is_refused() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    await actor.submit(0, {"random_placement": True}, version=actor.version, key="k", draft=True)
+    again = await actor.submit(0, {"random_placement": True}, version=actor.version, key="k", draft=True)
+    assert again["replayed"]
+    length = len(store.journals[GID])
+    with pytest.raises(KeyReused) as err:
+        await actor.submit(0, {"random_placement": True}, version=actor.version, key="k", draft=False)
+    assert err.value.field == "idempotency_key" and err.value.code == "request/key_reused"
+    assert len(store.journals[GID]) == length and actor.submissions[0].draft
+
+
+async def test_a16_a_key_of_last_round_is_not_replayed_in_this_one() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    first = await actor.submit(0, {"random_placement": True}, version=actor.version, key="same", draft=True)
+    clock.advance(31)
+    await actor.deadline_passed()  # round 0 closes; round 1 opens
+    with pytest.raises(StaleVersion):  # the old request, retried late: its version is stale
+        await actor.submit(0, {"random_placement": True}, version=first["version"], key="same")
+    fresh = await actor.submit(0, {"shots": ["A1"]}, version=actor.version, key="same", draft=True)
+    assert not fresh["replayed"] and fresh["round"] == 1
+
+
+async def test_a16_a_version_from_the_future_is_refused() -> None:
+    """Defect 3: the version is checked on both sides."""
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    length = len(store.journals[GID])
+    for version in (actor.version + 1, 2**63 - 1):
+        with pytest.raises(InvalidOrder) as err:
+            await actor.submit(0, {"random_placement": True}, version=version)
+        assert err.value.field == "version" and err.value.rule == "A16"
+    assert len(store.journals[GID]) == length and not actor.submissions
+
+
+async def test_a4_nothing_is_played_before_the_start() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = GameActor(GID, store, now_ms=clock)
+    await actor.create(kind="salvo", config={"players": 2}, nickname="ann", secret_hash="h0", public=False,
+                       deadline_s=30, code="ABCDEF")
+    with pytest.raises(NotStarted) as err:
+        await actor.submit(0, {"random_placement": True}, version=actor.version)
+    assert err.value.code == "game/not_started" and err.value.rule == "A4"
+
+
+async def play_rounds(actor: GameActor, clock: FakeClock, store: MemoryJournal) -> None:
+    store.present |= {(GID, 0), (GID, 1)}
+    await actor.submit(0, {"random_placement": True}, version=actor.version)
+    await actor.act(1, chat("hi"))
+    await actor.submit(1, {"random_placement": True}, version=actor.version)
+    await actor.submit(0, {"shots": ["A1", "B1", "C1"]}, version=actor.version)
+    await actor.submit(1, {"shots": ["J10"]}, version=actor.version)
+
+
+async def test_every_update_has_its_own_seq_per_player_with_no_gap() -> None:
+    """Defect 4: a round close and its events no longer share one resume point."""
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    await play_rounds(actor, clock, store)
+    for seat in (0, 1):
+        ups = actor.updates_since(seat, 0)
+        assert [u["seq"] for u in ups] == list(range(1, len(ups) + 1)) == list(range(1, actor.seq[seat] + 1))
+        closes = [i for i, u in enumerate(ups) if u["kind"] == "round_closed"]
+        assert closes and all(ups[i + 1]["version"] == ups[i]["version"] for i in closes)  # shared version
+        for k in range(len(ups) + 1):  # resuming from any point gives exactly the rest
+            assert actor.updates_since(seat, k) == ups[k:]
+    own = {u["event_kind"] for u in actor.updates_since(0, 0) if u["kind"] == "event"}
+    other = {u["event_kind"] for u in actor.updates_since(1, 0) if u["kind"] == "event"}
+    assert own and other
+
+
+async def test_round_numbers_of_a_close_its_events_and_the_next_round() -> None:
+    """Defect 6: round_closed and its events name the closed round; round_opened the new one."""
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    await play_rounds(actor, clock, store)
+    ups = actor.updates_since(0, 0)
+    kinds = [(u["kind"], u["round"]) for u in ups if u["kind"] in ("round_closed", "event", "round_opened")]
+    assert kinds[0] == ("round_opened", 0)
+    closed_at = kinds.index(("round_closed", 1))
+    assert all(r == 1 for k, r in kinds[closed_at:] if k == "event")
+    assert kinds[-1] == ("round_opened", 2)
+    opened = [u for u in ups if u["kind"] == "round_opened"][-1]
+    assert opened["data"]["deadline_unix_ms"] == actor.deadline_ms
+
+
+async def test_expected_is_false_once_submitted() -> None:
+    """Defect 6: `expected` means "still to submit"."""
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    assert (await actor.view(0))["expected"]
+    await actor.submit(0, {"random_placement": True}, version=actor.version)
+    assert not (await actor.view(0))["expected"]
+    await actor.submit(0, {"random_placement": True}, version=actor.version, draft=True)
+    assert (await actor.view(0))["expected"]  # withdrawn (A16): a draft is not done
+
+
+async def test_old_updates_are_dropped_with_a_resync() -> None:
+    from collections import deque
+
+    from services import game_actor
+
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    actor.updates = deque(list(actor.updates)[-2:], maxlen=game_actor.MAX_UPDATES)
+    ups = actor.updates_since(0, 0)
+    assert ups[0]["kind"] == "resync" and ups[0]["seq"] == ups[1]["seq"] - 1
+    assert [u["seq"] for u in ups[1:]] == [actor.seq[0] - 1, actor.seq[0]]

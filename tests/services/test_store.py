@@ -52,14 +52,14 @@ async def test_placement_is_recorded_once(store: Store) -> None:
     assert await store.place("g", "shard-0") == "shard-1"
 
 
-async def test_presence_expires(store: Store) -> None:
-    await store.touch_presence("g", 0, 0.05)
-    await store.touch_presence("g", 1, 60)
+async def test_a17_presence_is_the_set_of_live_streams(store: Store) -> None:
+    await store.touch_streams([("g", 0, "old"), ("g", 1, "s1"), ("g", 1, "s2")], 60)
     assert await store.connected("g", [0, 1, 2]) == {0, 1}
-    async with asyncio.timeout(5):
-        while await store.connected("g", [0, 1]) != {1}:  # the TTL runs out
-            await asyncio.sleep(0.02)
-    await store.clear_presence("g", 1)
+    await store.touch_streams([("g", 0, "old")], -1)  # its gateway stopped refreshing it: expired
+    assert await store.connected("g", [0, 1]) == {1}
+    await store.drop_stream("g", 1, "s1")
+    assert await store.connected("g", [0, 1]) == {1}  # its other stream is still open
+    await store.drop_stream("g", 1, "s2")
     assert await store.connected("g", [0, 1]) == set()
 
 

@@ -1,0 +1,365 @@
+"""The player API: every player flow once, for every door (gRPC, JSON + WebSocket, MCP).
+
+Plain data in, plain data out; failures are the engine's error tree (:mod:`engine.errors`), which
+each door renders through the one table of :mod:`gateway.errors`.  A door only parses its
+transport's request, calls a method here and renders the answer (see ``shared/design.md``, "one
+player API, three doors").
+
+- **Authentication** (A3): a player's secret maps to (game, seat) through its SHA-256 in Redis
+  (cached here, bounded).  The secret is never stored.
+- **Retries**: submissions and actions carry an idempotency key (scoped to player and round, by
+  the game actor); creation and joining carry a client-chosen ``request_id`` from which the game id
+  and the secret are *derived* (HMAC with the gateways' shared key), so a retried create or join —
+  after a lost reply — returns the same game, seat and secret without the secret being stored.
+- **Presence** (A17): a player is *connected* while it has an open Watch stream on some gateway.
+  Each open stream is a member of a per-game sorted set in Redis with an expiry, refreshed by one
+  heartbeat loop per gateway; closing the stream removes it at once.  Nothing else counts.
+- **Watch**: a player's updates after a ``seq``, then new ones as pub/sub notices announce new
+  versions.  A notice can arrive before the shard has applied the version it announces (it leaves
+  with the journal write), so the read names the announced version and the shard waits for it:
+  a stream never goes silent on an update it was told of.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import itertools
+import logging
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from prometheus_client import Gauge
+
+from engine.errors import InvalidOrder, NotFound, PermissionDenied, Unauthenticated
+from gateway.pubsub import Notices
+from gateway.router import ShardRouter
+from services.game_actor import check_creation, fingerprint
+from services.store import Store
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # A2: no 0/O/1/I
+PRESENCE_TTL_S = 20.0  # a stream whose gateway stops refreshing it counts as gone after this
+HEARTBEAT_S = 5.0
+SPEEDS = {"fast": 60.0, "slow": 8 * 3600.0}
+CACHE_SIZE = 200_000
+MIN_REQUEST_ID, MAX_REQUEST_ID = 16, 64
+
+WATCHERS = Gauge("archipelago_watch_streams", "open Watch streams on this gateway (every door)")
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A dict that forgets its least recently used entries beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self.data.get(key)
+        if value is not None:
+            self.data.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self.data[key] = value
+        self.data.move_to_end(key)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
+
+
+def bearer(value: str | None) -> str:
+    """The secret in an ``authorization`` value ``"Bearer <secret>"`` ("" when absent)."""
+    if value and value.startswith("Bearer "):
+        return value[len("Bearer "):].strip()
+    return ""
+
+
+@dataclass
+class ApiConfig:
+    public_url: str = "http://127.0.0.1:8080"
+
+
+@dataclass(frozen=True)
+class Caller:
+    game_id: str
+    seat: int
+
+
+class Presence:
+    """The Watch streams open on this gateway, kept alive in Redis by one heartbeat loop."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.streams: dict[str, Caller] = {}
+        self._ids = itertools.count(1)
+        self._prefix = secrets.token_hex(4)  # stream ids are unique across gateways
+        self._task: asyncio.Task[None] | None = None
+        self._cleanup: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._beat())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        while self._cleanup:
+            await asyncio.gather(*self._cleanup, return_exceptions=True)
+
+    def open(self, who: Caller) -> str:
+        """Register a stream (no await: nothing can interrupt it half-way)."""
+        sid = f"{self._prefix}.{next(self._ids)}"
+        self.streams[sid] = who
+        WATCHERS.inc()
+        return sid
+
+    def close(self, sid: str) -> Caller | None:
+        who = self.streams.pop(sid, None)
+        if who is not None:
+            WATCHERS.dec()
+        return who
+
+    def later(self, coro: Any) -> None:
+        """Run a cleanup coroutine to its end even if the stream's task is cancelled (tracked)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._cleanup.add(task)
+        task.add_done_callback(self._cleanup.discard)
+
+    async def _beat(self) -> None:
+        while True:
+            try:
+                await self.store.touch_streams(
+                    [(w.game_id, w.seat, sid) for sid, w in list(self.streams.items())], PRESENCE_TTL_S)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis down: streams expire; say so, keep beating
+                log.warning("presence heartbeat failed: %r", exc)
+            await asyncio.sleep(HEARTBEAT_S)
+
+
+class PlayerAPI:
+    """The player flows over a store (Redis) and a router (to the shards)."""
+
+    def __init__(self, store: Store, router: ShardRouter, config: ApiConfig | None = None) -> None:
+        self.store = store
+        self.router = router
+        self.config = config or ApiConfig()
+        self.notices = Notices(store)
+        self.presence = Presence(store)
+        self._secrets: LRU[str, Caller] = LRU(CACHE_SIZE)  # secrets never change seat
+        self._kinds: LRU[str, str] = LRU(CACHE_SIZE)  # games never change kind
+        self._key: bytes | None = None
+
+    async def start(self) -> None:
+        await self.notices.start()
+        self.presence.start()
+
+    async def stop(self) -> None:
+        await self.presence.stop()
+        await self.notices.stop()
+        await self.store.close()
+
+    # ------------------------------------------------------------------ helpers
+    async def kind_of(self, game_id: str) -> str:
+        kind = self._kinds.get(game_id)
+        if kind is None:
+            summary = await self.store.summary(game_id)
+            if summary is None:
+                raise NotFound(f"no game {game_id[:40]!r}", field="game_id")
+            kind = str(summary["game"])
+            self._kinds.put(game_id, kind)
+        return kind
+
+    async def auth(self, secret: str, game_id: str | None = None) -> Caller:
+        """The (game, seat) of a player secret; Unauthenticated / PermissionDenied otherwise."""
+        if not secret:
+            raise Unauthenticated("missing player secret (send 'authorization: Bearer <secret>')",
+                                  field="authorization", rule="A3")
+        h = hash_secret(secret)
+        who = self._secrets.get(h)
+        if who is None:
+            found = await self.store.seat_of_secret(h)
+            if found is None:
+                raise Unauthenticated("unknown player secret", field="authorization", rule="A3")
+            who = Caller(*found)
+            self._secrets.put(h, who)
+        if game_id is not None and game_id != who.game_id:
+            raise PermissionDenied("this secret belongs to a player of another game", field="game_id", rule="A3")
+        return who
+
+    async def _derive(self, label: str, request_id: str) -> str:
+        if self._key is None:
+            self._key = await self.store.server_key()
+        return hmac.new(self._key, f"{label}\0{request_id}".encode(), hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def _check_request_id(request_id: str) -> None:
+        if request_id and not (MIN_REQUEST_ID <= len(request_id) <= MAX_REQUEST_ID and request_id.isprintable()):
+            raise InvalidOrder(f"a request id is {MIN_REQUEST_ID}–{MAX_REQUEST_ID} printable characters, "
+                               "random and kept secret", field="request_id")
+
+    # ------------------------------------------------------------------ lobby
+    async def create(self, *, game: str, seats: int, nickname: str, public: bool = False, speed: str = "fast",
+                     deadline_seconds: float = 0.0, options: Mapping[str, Any] | None = None,
+                     request_id: str = "") -> dict[str, Any]:
+        """Create a game; the caller is its host (seat 0). Returns game_id, code, invite_link, secret, seat."""
+        self._check_request_id(request_id)
+        config = {**(options or {}), "players": seats or 2}
+        deadline = deadline_seconds or SPEEDS.get(speed or "fast", 0.0)
+        if not deadline:
+            raise InvalidOrder(f"unknown speed {speed[:20]!r}: fast or slow", field="speed", rule="A1")
+        check_creation(game, config, nickname, deadline)  # before any side effect
+        request = fingerprint({"game": game, "config": config, "nickname": nickname, "public": public,
+                               "deadline": deadline})
+        if request_id:
+            game_id = (await self._derive("game", request_id))[:16]
+            secret = (await self._derive(f"secret\0{game_id}", request_id))[:40]
+            summary = await self.store.summary(game_id)
+        else:
+            game_id, secret, summary = secrets.token_hex(8), secrets.token_urlsafe(24), None
+        if summary is not None:
+            code = str(summary["code"])  # a retry: the game exists
+        else:
+            code = new_code()
+            while not await self.store.claim_code(code, game_id):
+                code = new_code()
+        shard = await self.router.place_new(game_id)
+        made = await self.router.call_shard(
+            shard, "create_game", game_id,
+            {"kind": game, "config": config, "nickname": nickname, "secret_hash": hash_secret(secret),
+             "public": public, "deadline_s": deadline, "code": code, "request": request})
+        return {"game_id": game_id, "code": made["code"], "secret": secret, "seat": 0,
+                "invite_link": f"{self.config.public_url}/join/{made['code']}"}
+
+    async def join(self, *, code: str, nickname: str, request_id: str = "") -> dict[str, Any]:
+        """Take a free seat of a game in its lobby. Returns game_id, seat, secret, game."""
+        self._check_request_id(request_id)
+        code = code.strip().upper()
+        game_id = await self.store.game_of_code(code) if len(code) == 6 else None
+        if game_id is None:
+            raise NotFound(f"no game with code {code[:12]!r}", field="code", rule="A2")
+        if request_id:
+            secret = (await self._derive(f"join\0{game_id}", request_id))[:40]
+        else:
+            secret = secrets.token_urlsafe(24)
+        joined = await self.router.call(game_id, "join", game_id, nickname, hash_secret(secret))
+        return {"game_id": game_id, "seat": joined["seat"], "secret": secret, "game": joined["game"]}
+
+    async def start_game(self, secret: str, game_id: str, fill_with_autopilot: bool = False) -> dict[str, Any]:
+        """Start the game (host only, A4). Returns the game's summary."""
+        who = await self.auth(secret, game_id)
+        result: dict[str, Any] = await self.router.call(game_id, "start_game", game_id, who.seat,
+                                                        fill_with_autopilot)
+        return result
+
+    async def list_games(self, game: str = "") -> list[dict[str, Any]]:
+        """Public games open for joining, newest first."""
+        return [s for s in await self.store.open_games() if not game or s["game"] == game]
+
+    async def rejoin(self, secret: str) -> dict[str, Any]:
+        """Who a secret belongs to (A3)."""
+        who = await self.auth(secret)
+        result: dict[str, Any] = await self.router.call(who.game_id, "whoami", who.game_id, who.seat)
+        return result
+
+    # ------------------------------------------------------------------ playing
+    async def view(self, secret: str, game_id: str) -> dict[str, Any]:
+        who = await self.auth(secret, game_id)
+        result: dict[str, Any] = await self.router.call(game_id, "view", game_id, who.seat)
+        return result
+
+    async def submit(self, secret: str, game_id: str, *, orders: dict[str, Any], version: int, key: str = "",
+                     draft: bool = False) -> dict[str, Any]:
+        who = await self.auth(secret, game_id)
+        result: dict[str, Any] = await self.router.call(game_id, "submit", game_id, who.seat, orders, version,
+                                                        key, draft)
+        return result
+
+    async def act(self, secret: str, game_id: str, *, action: dict[str, Any], key: str = "") -> dict[str, Any]:
+        """An immediate action: ``{"chat": {"text": ...}}`` and each game's own kinds."""
+        who = await self.auth(secret, game_id)
+        result: dict[str, Any] = await self.router.call(game_id, "act", game_id, who.seat, action, key)
+        return result
+
+    async def watch(self, secret: str, game_id: str, after_seq: int = 0) -> AsyncIterator[dict[str, Any]]:
+        """The caller's updates with seq > ``after_seq``, then live ones, until the game is over.
+
+        Authentication fails before the first update.  However the consumer leaves (closes the
+        iterator, is cancelled, the client goes away), the stream is unregistered, its presence
+        removed and the others told."""
+        who = await self.auth(secret, game_id)
+        return self._stream(who, max(0, after_seq))
+
+    async def _stream(self, who: Caller, after_seq: int) -> AsyncIterator[dict[str, Any]]:
+        game_id, seat = who.game_id, who.seat
+        box = self.notices.subscribe_now(game_id)  # no await before the try: nothing can leak
+        sid = self.presence.open(who)
+        try:
+            await self.notices.ready(game_id)  # subscribed before the first read: no notice missed
+            was = await self.store.connected(game_id, [seat])
+            await self.store.touch_streams([(game_id, seat, sid)], PRESENCE_TTL_S)
+            if not was:
+                await self.store.publish(game_id, {"presence": seat, "connected": True})
+            await self.router.call(game_id, "presence_changed", game_id)  # may close the round (A17)
+            since, target = after_seq, 0
+            while True:
+                got = await self.router.call(game_id, "updates", game_id, seat, since, target)
+                version = int(got["version"])
+                for u in got["updates"]:
+                    yield u
+                    since = max(since, int(u["seq"]))
+                if got["over"]:
+                    return  # game_over was the last update
+                target = max(target, version)  # a version not applied after the wait is not waited for again
+                while box.version <= target:
+                    await box.wait()
+                    while box.presence:
+                        other, connected = box.presence.popleft()
+                        if other != seat:
+                            yield {"version": version, "seq": 0, "round": 0, "seat": other,
+                                   "kind": "connected" if connected else "disconnected"}
+                target = box.version
+        finally:
+            self.notices.unsubscribe_now(game_id, box)
+            self.presence.close(sid)
+            self.presence.later(self._gone(game_id, seat, sid))
+
+    async def _gone(self, game_id: str, seat: int, sid: str) -> None:
+        """After a stream ended: drop its presence; if that was the seat's last stream anywhere, tell
+        the others and let the game re-check an early close."""
+        try:
+            await self.store.drop_stream(game_id, seat, sid)
+            if seat not in await self.store.connected(game_id, [seat]):
+                await self.store.publish(game_id, {"presence": seat, "connected": False})
+                await self.router.call(game_id, "presence_changed", game_id)
+        except Exception as exc:  # the stream's entry expires on its own
+            log.warning("cleanup of stream %s of %s failed: %r", sid, game_id, exc)
+
+    # ------------------------------------------------------------------ for tests and operators
+    def open_streams(self) -> int:
+        return len(self.presence.streams)
+
+    def mailboxes(self) -> int:
+        return sum(len(b) for b in self.notices.boxes.values())
+
+
+__all__ = ["ApiConfig", "Caller", "PlayerAPI", "bearer", "hash_secret"]

@@ -1,0 +1,116 @@
+"""The gRPC door: Lobby and Game over grpc.aio, plus health and reflection.
+
+Generic: every unary rpc of :data:`gateway.rpc.UNARY` becomes a method handler that takes the
+secret from the ``authorization`` metadata, calls the rpc's handler and renders errors as a status
+plus trailing metadata (``error-code``, ``error-field``, ``error-rule``).  Watch streams the
+player API's updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.message import Message
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import Counter, Histogram
+
+from archipelago.v1 import game_pb2, lobby_pb2
+from gateway import errors, rpc
+from gateway.api import PlayerAPI, bearer
+
+REQUESTS = Counter("archipelago_requests_total", "player API requests by door, method and status",
+                   ["door", "method", "code"])
+LATENCY = Histogram("archipelago_request_latency_seconds", "player API unary call latency", ["door", "method"],
+                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
+
+SERVICES = {
+    "Lobby": lobby_pb2.DESCRIPTOR.services_by_name["Lobby"],
+    "Game": game_pb2.DESCRIPTOR.services_by_name["Game"],
+}
+SERVICE_NAMES = tuple(s.full_name for s in SERVICES.values())
+
+
+def _secret(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            return bearer(value)
+    return ""
+
+
+async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseException) -> None:
+    err = errors.as_game_error(exc)
+    kind = errors.kind_of(err)
+    REQUESTS.labels("grpc", door_method, kind.grpc.name).inc()
+    context.set_trailing_metadata(errors.trailers(err))
+    await context.abort(kind.grpc, str(err))
+
+
+def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]:
+    async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
+        start = time.perf_counter()
+        try:
+            result = await r.handler(api, request, _secret(context))
+        except Exception as exc:
+            LATENCY.labels("grpc", r.name).observe(time.perf_counter() - start)
+            await _abort(context, r.name, exc)
+            raise AssertionError("unreachable") from exc  # abort raises
+        LATENCY.labels("grpc", r.name).observe(time.perf_counter() - start)
+        REQUESTS.labels("grpc", r.name, "OK").inc()
+        return result
+    return handle
+
+
+def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.ServicerContext], AsyncIterator[Message]]:
+    async def handle(request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
+        try:
+            updates = await rpc.watch(api, request, _secret(context))
+        except Exception as exc:
+            await _abort(context, "Watch", exc)
+            return
+        REQUESTS.labels("grpc", "Watch", "OK").inc()
+        async with contextlib.aclosing(updates):  # type: ignore[type-var]
+            async for update in updates:
+                yield update
+    return handle
+
+
+def handlers(api: PlayerAPI) -> list[grpc.GenericRpcHandler]:
+    out: list[grpc.GenericRpcHandler] = []
+    for service_name, service in SERVICES.items():
+        methods: dict[str, Any] = {}
+        for m in service.methods:
+            response = message_factory.GetMessageClass(m.output_type)
+            if m.server_streaming:
+                methods[m.name] = grpc.unary_stream_rpc_method_handler(
+                    _watch(api), request_deserializer=game_pb2.WatchRequest.FromString,
+                    response_serializer=response.SerializeToString)
+            else:
+                r = rpc.UNARY[m.name]
+                assert r.service == service_name
+                methods[m.name] = grpc.unary_unary_rpc_method_handler(
+                    _unary(api, r), request_deserializer=r.request.FromString,
+                    response_serializer=response.SerializeToString)
+        out.append(grpc.method_handlers_generic_handler(service.full_name, methods))
+    return out
+
+
+async def build_server(api: PlayerAPI, address: str) -> tuple[grpc.aio.Server, int]:
+    """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers(handlers(api))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    for name in ("", *SERVICE_NAMES):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot bind gRPC address {address}")
+    await server.start()
+    return server, port

@@ -1,0 +1,109 @@
+"""The rpcs of the Lobby and Game services, once, as protobuf message in -> player API -> message out.
+
+Both message doors use this table: gRPC (:mod:`gateway.grpc_door`) with the secret from the call's
+metadata, and JSON over HTTP + WebSocket (:mod:`gateway.web`) with the secret from the
+``Authorization`` header — same request and response messages, same errors.  A door only moves
+messages and renders errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from archipelago.v1 import game_pb2, lobby_pb2
+from gateway import convert
+from gateway.api import PlayerAPI
+
+Unary = Callable[[PlayerAPI, Message, str], Awaitable[Message]]
+
+
+async def create_game(api: PlayerAPI, req: lobby_pb2.CreateGameRequest, _secret: str) -> Message:
+    options = convert.options_dict(req)  # also checks the game kind
+    made = await api.create(game=req.game, seats=req.seats, nickname=req.nickname, public=req.public,
+                            speed=convert.speed_name(req.speed), deadline_seconds=req.deadline_seconds,
+                            options=options, request_id=req.request_id)
+    return lobby_pb2.CreateGameResponse(**made)
+
+
+async def join_game(api: PlayerAPI, req: lobby_pb2.JoinGameRequest, _secret: str) -> Message:
+    return lobby_pb2.JoinGameResponse(**await api.join(code=req.code, nickname=req.nickname,
+                                                       request_id=req.request_id))
+
+
+async def start_game(api: PlayerAPI, req: lobby_pb2.StartGameRequest, secret: str) -> Message:
+    return convert.summary_message(await api.start_game(secret, req.game_id, req.fill_with_autopilot))
+
+
+async def list_games(api: PlayerAPI, req: lobby_pb2.ListGamesRequest, _secret: str) -> Message:
+    return lobby_pb2.ListGamesResponse(games=[convert.summary_message(s) for s in await api.list_games(req.game)])
+
+
+async def rejoin(api: PlayerAPI, _req: lobby_pb2.RejoinRequest, secret: str) -> Message:
+    who = await api.rejoin(secret)
+    return lobby_pb2.RejoinResponse(game_id=who["game_id"], seat=who["seat"], nickname=who["nickname"],
+                                    game=who["game"], code=who["code"], host=who["host"],
+                                    status=convert.STATUS[who["status"]])
+
+
+async def get_view(api: PlayerAPI, req: game_pb2.GetViewRequest, secret: str) -> Message:
+    return convert.view_response(await api.view(secret, req.game_id))
+
+
+async def submit_orders(api: PlayerAPI, req: game_pb2.SubmitOrdersRequest, secret: str) -> Message:
+    await api.auth(secret, req.game_id)  # who may learn the game's kind
+    orders = convert.orders_dict(await api.kind_of(req.game_id), req)
+    ack = await api.submit(secret, req.game_id, orders=orders, version=req.version, key=req.idempotency_key,
+                           draft=req.draft)
+    return game_pb2.SubmitOrdersResponse(**ack)
+
+
+async def act(api: PlayerAPI, req: game_pb2.ActRequest, secret: str) -> Message:
+    ack = await api.act(secret, req.game_id, action=convert.action_dict(req), key=req.idempotency_key)
+    return game_pb2.ActResponse(**ack)
+
+
+async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> AsyncIterator[game_pb2.Update]:
+    """Authenticates at once (errors before the first update); the iterator must be closed."""
+    stream = await api.watch(secret, req.game_id, req.after_seq)
+
+    async def messages() -> AsyncIterator[game_pb2.Update]:
+        try:
+            async for u in stream:
+                yield convert.update_message(u)
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+    return messages()
+
+
+@dataclass(frozen=True)
+class Rpc:
+    service: str  # "Lobby" or "Game"
+    name: str
+    request: type[Message]
+    handler: Unary
+
+
+UNARY: dict[str, Rpc] = {r.name: r for r in (
+    Rpc("Lobby", "CreateGame", lobby_pb2.CreateGameRequest, create_game),  # type: ignore[arg-type]
+    Rpc("Lobby", "JoinGame", lobby_pb2.JoinGameRequest, join_game),  # type: ignore[arg-type]
+    Rpc("Lobby", "StartGame", lobby_pb2.StartGameRequest, start_game),  # type: ignore[arg-type]
+    Rpc("Lobby", "ListGames", lobby_pb2.ListGamesRequest, list_games),  # type: ignore[arg-type]
+    Rpc("Lobby", "Rejoin", lobby_pb2.RejoinRequest, rejoin),  # type: ignore[arg-type]
+    Rpc("Game", "GetView", game_pb2.GetViewRequest, get_view),  # type: ignore[arg-type]
+    Rpc("Game", "SubmitOrders", game_pb2.SubmitOrdersRequest, submit_orders),  # type: ignore[arg-type]
+    Rpc("Game", "Act", game_pb2.ActRequest, act),  # type: ignore[arg-type]
+)}
+
+
+def _check_complete() -> None:
+    """Every unary rpc of the .proto services has a handler here (and nothing else does)."""
+    declared = {m.name for svc in (lobby_pb2.DESCRIPTOR.services_by_name["Lobby"],
+                                   game_pb2.DESCRIPTOR.services_by_name["Game"])
+                for m in svc.methods if not m.server_streaming}
+    assert declared == set(UNARY), (declared, set(UNARY))
+
+
+_check_complete()

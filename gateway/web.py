@@ -1,0 +1,149 @@
+"""The JSON + WebSocket door, on the gateway's HTTP port (Starlette).
+
+- ``POST /v1/{Service}/{Rpc}`` (``/v1/Lobby/CreateGame``, ``/v1/Game/SubmitOrders``, …): the body
+  is the rpc's request message in protobuf's JSON mapping, the answer its response message (field
+  names as in the .proto; int64 values as JSON strings, enums by name; every field present).
+  The player secret travels as ``Authorization: Bearer <secret>``.
+- ``GET /v1/Game/Watch`` upgraded to a WebSocket: the client's first text frame is
+  ``{"authorization": "Bearer <secret>", "game_id": "…", "after_seq": "0"}`` (a WatchRequest plus
+  the secret, which never goes in the URL: URLs land in logs); the server then sends one text frame
+  per Update (JSON mapping) and closes with code 1000 after ``game_over``.
+- Errors: the HTTP status of :mod:`gateway.errors`' table and a body
+  ``{"error": {"code", "field", "rule", "message", "status", "http_status", "retry"}}``; on the
+  WebSocket, that body as a text frame, then a close with code 4000 + the HTTP status (4401 …).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from archipelago.v1 import game_pb2
+from engine.errors import GameError, InvalidOrder
+from gateway import errors, rpc
+from gateway.api import PlayerAPI, bearer
+from gateway.grpc_door import LATENCY, REQUESTS
+
+MAX_BODY = 256 * 1024
+
+
+def to_json(msg: Message) -> dict[str, Any]:
+    """A message in protobuf's JSON mapping, proto field names, every field present."""
+    return json_format.MessageToDict(msg, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=True)
+
+
+def parse(raw: bytes | str | dict[str, Any], cls: type[Message]) -> Message:
+    """A request message from JSON; InvalidOrder naming the problem (the field, where protobuf says)."""
+    msg = cls()
+    try:
+        if isinstance(raw, dict):
+            json_format.ParseDict(raw, msg)
+        else:
+            json_format.Parse(raw or b"{}", msg)
+    except json_format.ParseError as exc:
+        raise InvalidOrder(f"not a valid {cls.DESCRIPTOR.name} in JSON: {exc}", field="body") from None
+    return msg
+
+
+def error_response(exc: BaseException, method: str) -> Response:
+    err = errors.as_game_error(exc)
+    body = errors.to_dict(err)
+    REQUESTS.labels("http", method, body["status"]).inc()
+    return JSONResponse({"error": body}, status_code=body["http_status"])
+
+
+def _unary(r: rpc.Rpc) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        api: PlayerAPI = request.app.state.api
+        start = time.perf_counter()
+        try:
+            body = await request.body()
+            if len(body) > MAX_BODY:
+                raise InvalidOrder(f"a request body is at most {MAX_BODY} bytes", field="body")
+            req = parse(body, r.request)
+            result = await r.handler(api, req, bearer(request.headers.get("authorization")))
+        except Exception as exc:
+            LATENCY.labels("http", r.name).observe(time.perf_counter() - start)
+            return error_response(exc, r.name)
+        LATENCY.labels("http", r.name).observe(time.perf_counter() - start)
+        REQUESTS.labels("http", r.name, "OK").inc()
+        return JSONResponse(to_json(result))
+    return endpoint
+
+
+def _watch() -> Callable[[WebSocket], Awaitable[None]]:
+    async def endpoint(ws: WebSocket) -> None:
+        api: PlayerAPI = ws.app.state.api
+        await ws.accept()
+        try:
+            first = await ws.receive_text()
+            if len(first) > MAX_BODY:
+                raise InvalidOrder("the first frame is too long", field="body")
+            try:
+                hello = json.loads(first)
+            except ValueError:
+                raise InvalidOrder("the first frame is a JSON object", field="body") from None
+            if not isinstance(hello, dict):
+                raise InvalidOrder("the first frame is a JSON object", field="body")
+            secret = bearer(hello.pop("authorization", None)) or bearer(ws.headers.get("authorization"))
+            req = parse(hello, game_pb2.WatchRequest)
+            updates = await rpc.watch(api, req, secret)  # type: ignore[arg-type]
+        except WebSocketDisconnect:
+            return
+        except Exception as exc:
+            err = errors.as_game_error(exc)
+            body = errors.to_dict(err)
+            REQUESTS.labels("http", "Watch", body["status"]).inc()
+            with contextlib.suppress(Exception):
+                await ws.send_text(json.dumps({"error": body}))
+                await ws.close(code=4000 + body["http_status"], reason=body["code"])
+            return
+        REQUESTS.labels("http", "Watch", "OK").inc()
+
+        async def pump() -> None:
+            async with contextlib.aclosing(updates):  # type: ignore[type-var]
+                async for update in updates:
+                    await ws.send_text(json.dumps(to_json(update)))
+
+        async def listen() -> None:  # a client that leaves is only seen by reading
+            while (await ws.receive())["type"] != "websocket.disconnect":
+                pass
+
+        loop = asyncio.get_running_loop()
+        sending, reading = loop.create_task(pump()), loop.create_task(listen())
+        try:
+            await asyncio.wait({sending, reading}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (sending, reading):
+                t.cancel()
+            await asyncio.gather(sending, reading, return_exceptions=True)
+        if sending.done() and not sending.cancelled():
+            failure = sending.exception()
+            with contextlib.suppress(Exception):
+                if failure is None:
+                    await ws.close(code=1000)  # after game_over
+                elif isinstance(failure, GameError):
+                    body = errors.to_dict(failure)
+                    await ws.send_text(json.dumps({"error": body}))
+                    await ws.close(code=4000 + body["http_status"], reason=body["code"])
+    return endpoint
+
+
+def routes() -> list[Any]:
+    """The door's routes; they use the player API in ``app.state.api`` (set by the app's lifespan)."""
+    out: list[Any] = [Route(f"/v1/{r.service}/{r.name}", _unary(r), methods=["POST"])
+                      for r in rpc.UNARY.values()]
+    out.append(WebSocketRoute("/v1/Game/Watch", _watch()))
+    return out
