@@ -35,7 +35,7 @@ from gateway import errors, rpc
 from gateway.api import PlayerAPI, bearer
 from gateway.grpc_door import LATENCY, REQUESTS
 
-MAX_BODY = 256 * 1024
+MAX_BODY = 4 * 1024 * 1024  # as gRPC's default limit of a received message
 
 
 def to_json(msg: Message) -> dict[str, Any]:

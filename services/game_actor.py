@@ -179,6 +179,7 @@ class GameActor:
         self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
         self.seq: list[int] = []  # per seat: the seq of its latest update
         self.outcome: dict[str, Any] | None = None
+        self.final_round = 0  # the last round played, once the game is over
         self.create_fingerprint = ""
         self._applied = asyncio.Event()  # set (and replaced) at every apply
 
@@ -306,6 +307,7 @@ class GameActor:
         outcome = self.engine.outcome(self.state)
         if outcome is not None:
             self.status = OVER
+            self.final_round = closed
             self.outcome = outcome.to_dict()
             self.deadline_ms = None
             self.submissions = {}
@@ -316,6 +318,8 @@ class GameActor:
             self._open_round(int(e["at"]))
 
     def _push_event(self, ev: Event, round_: int | None = None) -> None:
+        if ev.kind == "game_over":
+            return  # the "game_over" update that follows the close carries the outcome
         if ev.kind == "chat":  # chat has its own update kind, with the sender's nickname
             sender = int(ev.data["from"])
             chat = {"seat": sender, "nickname": self.seats[sender].nickname, "text": ev.data["text"]}
@@ -533,7 +537,8 @@ class GameActor:
         out: dict[str, Any] = {
             "game_id": self.game_id, "game": self.kind, "version": self.version,
             "round_version": self.round_version, "status": self.status,
-            "round": self.state.round if self.state is not None else 0, "you": seat,
+            "round": self.final_round if self.status == OVER else self.state.round if self.state is not None else 0,
+            "you": seat,
             "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
             "code": self.code, "submitted": seat in done, "seats": self.seats_total,
             "expected": self.status == RUNNING and seat in engine.expected_players(self.state)

@@ -1,0 +1,59 @@
+"""`archipelago serve` as a user runs it, as a fixture: a subprocess on free ports, healthy, then stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.cluster import free_port
+
+EXE = str(Path(sys.executable).with_name("archipelago"))
+
+
+def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 60.0) -> float:
+    """Seconds until the server answers gRPC health SERVING (fails if it exits or takes > timeout)."""
+    start = time.monotonic()
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            if proc.poll() is not None:
+                output = proc.stdout.read() if proc.stdout else ""
+                raise AssertionError(f"serve exited with {proc.returncode}: {output}")
+            try:
+                resp = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0, wait_for_ready=True)
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return time.monotonic() - start
+            except grpc.RpcError:
+                pass
+            assert time.monotonic() - start < timeout_s, "no gRPC health answer within 60 s"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+    grpc_port, http_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
+    env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
+    proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
+                             "--data-dir", "var"], env=env, text=True, cwd=tmp_path,  # relative, as make run
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        yield f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{http_port}", proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
