@@ -29,14 +29,14 @@ import hmac
 import itertools
 import logging
 import secrets
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from prometheus_client import Gauge
 
 from engine.errors import InvalidOrder, NotFound, PermissionDenied, Unauthenticated
+from gateway.cache import LRU
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
 from services.game_actor import check_creation, fingerprint
@@ -52,30 +52,6 @@ CACHE_SIZE = 200_000
 MIN_REQUEST_ID, MAX_REQUEST_ID = 16, 64
 
 WATCHERS = Gauge("archipelago_watch_streams", "open Watch streams on this gateway (every door)")
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    """A dict that forgets its least recently used entries beyond ``size``."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.data: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self.data.get(key)
-        if value is not None:
-            self.data.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self.data[key] = value
-        self.data.move_to_end(key)
-        while len(self.data) > self.size:
-            self.data.popitem(last=False)
-
 
 def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from engine.errors import NotFound, Unavailable
+from gateway.cache import LRU
 from gateway.errors import from_dict
 from services import tracing
 from services.placement import rendezvous
@@ -16,6 +17,7 @@ from services.store import Store
 log = logging.getLogger(__name__)
 
 RETRY_S = 60.0  # how long a call waits for a restarting shard
+PLACEMENT_CACHE = 200_000
 
 
 class Batcher:
@@ -74,7 +76,7 @@ class ShardRouter:
         self.names = list(shard_names)
         self.namespace = namespace
         self._handles: dict[str, Any] = {}
-        self._placement: dict[str, str] = {}
+        self._placement: LRU[str, str] = LRU(PLACEMENT_CACHE)  # games never move while their shard lives
         self._batchers: dict[str, Batcher] = {}
 
     def handle(self, name: str) -> Any:
@@ -88,7 +90,7 @@ class ShardRouter:
 
     async def place_new(self, game_id: str) -> str:
         shard = await self.store.place(game_id, rendezvous(game_id, self.names))
-        self._placement[game_id] = shard
+        self._placement.put(game_id, shard)
         return shard
 
     async def shard_of(self, game_id: str) -> str:
@@ -97,7 +99,8 @@ class ShardRouter:
             recorded = await self.store.placement(game_id)
             if recorded is None:
                 raise NotFound(f"no game {game_id[:40]!r}", field="game_id")
-            shard = self._placement[game_id] = recorded
+            shard = recorded
+            self._placement.put(game_id, shard)
         return shard
 
     async def call(self, game_id: str, method: str, *args: Any) -> Any:

@@ -63,16 +63,23 @@ def _salvo_scores(view: Mapping[str, Any], untried: list[str]) -> dict[str, floa
     return {sq: sum(by_square.get(n, 0.0) for n in neighbours(sq)) for sq in untried}
 
 
+def firing(view: Mapping[str, Any]) -> tuple[int, list[str]] | None:
+    """(shots allowed, untried squares) when the viewing player may fire now, else None."""
+    allowed = int(view.get("shots_allowed", 0))
+    if view.get("phase") != "firing" or allowed <= 0:
+        return None
+    tried = {shot["square"] for shot in view["shots"]}
+    return allowed, [sq for sq in ALL_SQUARES if sq not in tried]
+
+
 def autopilot_orders(view: Mapping[str, Any]) -> dict[str, Any]:
     """Orders that always pass ``validate`` for the viewing player in the viewed state."""
-    phase = view.get("phase")
-    if phase == "placement":
+    if view.get("phase") == "placement":
         return {"random_placement": True}
-    allowed = int(view.get("shots_allowed", 0))
-    if phase != "firing" or allowed <= 0:
+    can = firing(view)
+    if can is None:
         return {}
-    tried = {shot["square"] for shot in view["shots"]}
-    untried = [sq for sq in ALL_SQUARES if sq not in tried]
+    allowed, untried = can
     if view.get("mode") == "classic":
         scores = _classic_scores(view, untried)
     else:

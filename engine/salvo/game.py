@@ -15,8 +15,8 @@ from engine.actions import MAX_CHATS, chat_event, check_chat, parse_action
 from engine.base import Event, Orders, Outcome, player_seat
 from engine.errors import GameOver, IllegalOrder, InvalidOrder, NotYourTurn, RateLimited
 from engine.rng import Rng
-from engine.salvo.autopilot import autopilot_orders
-from engine.salvo.board import ALL_SQUARES, FLEETS, Ship, ShipSpec, coords, parse_square, random_fleet
+from engine.salvo.autopilot import autopilot_orders, firing
+from engine.salvo.board import FLEETS, Ship, ShipSpec, coords, parse_square, random_fleet
 
 PLAYERS = 2
 MODES = ("salvo", "classic")
@@ -405,11 +405,10 @@ class SalvoGame:
                 placement.append({"ship": ship.name, "bow": ship.squares[0], "vertical": vertical})
             rng.shuffle(placement)
             return {"placement": placement}
-        allowed = int(view.get("shots_allowed", 0))
-        if phase != "firing" or allowed <= 0:
+        can = firing(view)
+        if can is None:
             return {}
-        tried = {shot["square"] for shot in view["shots"]}
-        untried = [sq for sq in ALL_SQUARES if sq not in tried]
+        allowed, untried = can
         if view.get("mode") == "classic":
             count = 1
         else:

@@ -34,7 +34,7 @@ def test_no_shard_is_an_error() -> None:
 
 
 def test_gateway_caches_are_bounded() -> None:
-    from gateway.api import LRU
+    from gateway.cache import LRU
 
     cache: LRU[str, int] = LRU(3)
     for i in range(5):
