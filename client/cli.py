@@ -1,4 +1,6 @@
-"""The `archipelago` command: serve, create, bot, play."""
+"""The `archipelago` command: serve, create, bot, play.
+
+Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone."""
 
 from __future__ import annotations
 
@@ -8,17 +10,34 @@ import logging
 import os
 import secrets
 import sys
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from archipelago.v1 import lobby_pb2
     from client.base import BaseClient
 
-DEFAULT_SERVER = "127.0.0.1:50051"
+T = TypeVar("T")
+DEFAULT_GRPC_PORT = 50051
+
+
+def resolve_server(flag: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The gateway's gRPC address: ``--server``, else ``ARCHIPELAGO_SERVER``, else
+    ``127.0.0.1:${ARCHIPELAGO_GRPC_PORT:-50051}`` (the port `archipelago serve` listens on)."""
+    env = os.environ if env is None else env
+    if flag:
+        return flag
+    if env.get("ARCHIPELAGO_SERVER"):
+        return env["ARCHIPELAGO_SERVER"]
+    port = env.get("ARCHIPELAGO_GRPC_PORT") or str(DEFAULT_GRPC_PORT)
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise SystemExit(f"ARCHIPELAGO_GRPC_PORT: expected a port number, got {port!r}")
+    return f"127.0.0.1:{int(port)}"
 
 
 def _server(args: argparse.Namespace) -> str:
-    return str(args.server or os.environ.get("ARCHIPELAGO_SERVER") or DEFAULT_SERVER)
+    return resolve_server(args.server)
 
 
 def _speed(value: str) -> dict[str, object]:
@@ -38,13 +57,35 @@ async def _create(args: argparse.Namespace) -> int:
     from client.grpc_client import Client
 
     async with Client(_server(args)) as c:
-        resp = await c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
-                              **_speed(args.speed))
+        def create() -> Awaitable[lobby_pb2.CreateGameResponse]:
+            return c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
+                            request_id=args.request_id or "", **_speed(args.speed))
+
+        resp = await (retry_once(create) if args.request_id else create())
     print(f"game: {resp.game_id}")
     print(f"code: {resp.code}")
     print(f"invite: {resp.invite_link}")
     print(f"secret: {resp.secret}")
     return 0
+
+
+async def retry_once(call: Callable[[], Awaitable[T]]) -> T:
+    """``call()``, once more when the reply may have been lost (UNAVAILABLE, a broken connection).
+    Only for requests that carry a request id: the server answers a repeat as it did the first."""
+    from client.errors import ApiError
+
+    try:
+        return await call()
+    except (ApiError, OSError) as err:
+        if isinstance(err, ApiError) and err.status != "UNAVAILABLE":
+            raise
+    return await call()
+
+
+async def join(c: BaseClient, code: str, nickname: str, request_id: str | None = None) -> lobby_pb2.JoinGameResponse:
+    """JoinGame with a random request id (retried once with the same id: the same seat and secret)."""
+    rid = request_id or secrets.token_urlsafe(24)
+    return await retry_once(lambda: c.join(code, nickname, request_id=rid))
 
 
 async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | None) -> str:
@@ -55,7 +96,7 @@ async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | No
             raise SystemExit(f"this secret belongs to game {who.code}, not {code}")
         print(f"playing seat {who.seat} ({who.nickname}) of game {who.code}", flush=True)
         return who.game_id
-    joined = await c.join(code, nickname or f"bot-{secrets.token_hex(2)}")
+    joined = await join(c, code, nickname or f"bot-{secrets.token_hex(2)}")
     print(f"joined seat {joined.seat} of game {code}", flush=True)
     print(f"secret: {joined.secret}", flush=True)
     return joined.game_id
@@ -85,12 +126,16 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.app import serve
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    grpc_port = args.grpc_port or int(os.environ.get("ARCHIPELAGO_GRPC_PORT", "50051"))
-    http_port = args.http_port or int(os.environ.get("ARCHIPELAGO_HTTP_PORT", "8080"))
-    shards = args.shards or int(os.environ.get("ARCHIPELAGO_SHARDS", "2"))
+    grpc_port = args.grpc_port or int(os.environ.get("ARCHIPELAGO_GRPC_PORT") or DEFAULT_GRPC_PORT)
+    http_port = args.http_port or int(os.environ.get("ARCHIPELAGO_HTTP_PORT") or "8080")
+    shards = args.shards or int(os.environ.get("ARCHIPELAGO_SHARDS") or "2")
     asyncio.run(serve(host=args.host, grpc_port=grpc_port, http_port=http_port, shards=shards,
                       data_dir=Path(args.data_dir)))
     return 0
+
+
+SERVER_HELP = ("the gateway's gRPC address HOST:PORT (env ARCHIPELAGO_SERVER; default "
+               "127.0.0.1:$ARCHIPELAGO_GRPC_PORT, 50051)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,21 +156,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--speed", default="fast", help="fast (60 s rounds), slow (8 h) or seconds")
     c.add_argument("--nickname", default="host")
     c.add_argument("--public", action="store_true", help="list the game for anyone to join")
-    c.add_argument("--server")
+    c.add_argument("--request-id", help="16-64 random characters, kept secret: running the same create again "
+                   "with the same id returns the same game and secret (a lost reply loses nothing)")
+    c.add_argument("--server", help=SERVER_HELP)
     c.set_defaults(fn=lambda a: asyncio.run(_create(a)))
 
     b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends")
     b.add_argument("code")
     b.add_argument("--secret", help="play this existing seat (as host: start once every seat is filled)")
     b.add_argument("--nickname")
-    b.add_argument("--server")
+    b.add_argument("--server", help=SERVER_HELP)
     b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
 
     pl = sub.add_parser("play", help="play Salvo in the terminal")
     pl.add_argument("code")
     pl.add_argument("--secret")
     pl.add_argument("--nickname")
-    pl.add_argument("--server")
+    pl.add_argument("--server", help=SERVER_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
     return p
 

@@ -29,7 +29,7 @@ import hmac
 import itertools
 import logging
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,7 +276,7 @@ class PlayerAPI:
         result: dict[str, Any] = await self.router.call(game_id, "act", game_id, who.seat, action, key)
         return result
 
-    async def watch(self, secret: str, game_id: str, after_seq: int = 0) -> AsyncIterator[dict[str, Any]]:
+    async def watch(self, secret: str, game_id: str, after_seq: int = 0) -> AsyncGenerator[dict[str, Any], None]:
         """The caller's updates with seq > ``after_seq``, then live ones, until the game is over.
 
         Authentication fails before the first update.  However the consumer leaves (closes the
@@ -285,7 +285,7 @@ class PlayerAPI:
         who = await self.auth(secret, game_id)
         return self._stream(who, max(0, after_seq))
 
-    async def _stream(self, who: Caller, after_seq: int) -> AsyncIterator[dict[str, Any]]:
+    async def _stream(self, who: Caller, after_seq: int) -> AsyncGenerator[dict[str, Any], None]:
         game_id, seat = who.game_id, who.seat
         box = self.notices.subscribe_now(game_id)  # no await before the try: nothing can leak
         sid = self.presence.open(who)

@@ -74,7 +74,7 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
             await _abort(context, "Watch", exc)
             return
         REQUESTS.labels("grpc", "Watch", "OK").inc()
-        async with contextlib.aclosing(updates):  # type: ignore[type-var]
+        async with contextlib.aclosing(updates):
             async for update in updates:
                 yield update
     return handle

@@ -8,7 +8,7 @@ messages and renders errors.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 
 from google.protobuf.message import Message
@@ -65,16 +65,16 @@ async def act(api: PlayerAPI, req: game_pb2.ActRequest, secret: str) -> Message:
     return game_pb2.ActResponse(**ack)
 
 
-async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> AsyncIterator[game_pb2.Update]:
+async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> AsyncGenerator[game_pb2.Update, None]:
     """Authenticates at once (errors before the first update); the iterator must be closed."""
     stream = await api.watch(secret, req.game_id, req.after_seq)
 
-    async def messages() -> AsyncIterator[game_pb2.Update]:
+    async def messages() -> AsyncGenerator[game_pb2.Update, None]:
         try:
             async for u in stream:
                 yield convert.update_message(u)
         finally:
-            await stream.aclose()  # type: ignore[attr-defined]
+            await stream.aclose()
     return messages()
 
 

@@ -113,7 +113,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
         REQUESTS.labels("http", "Watch", "OK").inc()
 
         async def pump() -> None:
-            async with contextlib.aclosing(updates):  # type: ignore[type-var]
+            async with contextlib.aclosing(updates):
                 async for update in updates:
                     await ws.send_text(json.dumps(to_json(update)))
 

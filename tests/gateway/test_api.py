@@ -140,8 +140,8 @@ async def test_defect1_a_notice_that_outruns_its_entry_is_still_delivered(api: P
         if method == "updates" and written.is_set():
             read_after_notice.set()  # the stream reads while the entry is written but not applied
     router(api).on_call = on_call
-    async with contextlib.aclosing(stream):  # type: ignore[type-var]
-        next_update = asyncio.ensure_future(anext(stream))  # type: ignore[call-overload]
+    async with contextlib.aclosing(stream):
+        next_update = asyncio.ensure_future(anext(stream))
         submit = asyncio.ensure_future(api.submit(bob, game_id, orders={"random_placement": True},
                                                   version=view["version"], draft=True))
         async with asyncio.timeout(WAIT_S):
@@ -170,7 +170,7 @@ async def test_defect8_a_stream_cancelled_at_any_step_leaves_nothing_behind(api:
 
     async def consume() -> None:
         stream = await api.watch(ann, game_id, 0)
-        async with contextlib.aclosing(stream):  # type: ignore[type-var]
+        async with contextlib.aclosing(stream):
             async for u in stream:
                 if step == "live" and u["seq"] == latest:
                     reached.set()  # history read: the stream now waits for notices
