@@ -51,14 +51,20 @@ async def test_killed_shard_rearms_deadlines(cluster: Cluster) -> None:
     view = await game.host.view(game.game_id)
     await game.host.submit(game.game_id, view.version, salvo=placement(0))
     shard = await cluster.api.store.placement(game.game_id)
-    ray.kill(ray.get_actor(shard, namespace=NAMESPACE), no_restart=False)
+    handle = ray.get_actor(shard, namespace=NAMESPACE)
+    pid_before = (await handle.ping.remote())["pid"]
+    ray.kill(handle, no_restart=False)
     # Nobody calls the game: the restarted shard's timer (re-armed from the deadline index,
     # woken by the gateway's ping) must close the round by itself. The test listens on the game's
     # Redis channel directly, so that no call reaches the game before the round closes.
     pubsub = cluster.api.store.redis.pubsub()
     await pubsub.subscribe(cluster.api.store.channel(game.game_id))
     try:
-        await cluster.api.router.ping_all()
+        async with asyncio.timeout(60):
+            # as the gateway's monitor does: ping until the new process answers (a ping sent right
+            # after the kill may still reach the old one; during the restart a ping waits)
+            while (await handle.ping.remote())["pid"] == pid_before:
+                pass
         async with asyncio.timeout(60):
             while True:
                 msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
