@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -116,8 +116,9 @@ class Game(Protocol):
 
     def state_from_dict(self, d: Mapping[str, Any]) -> Any: ...
 
-    def view(self, state: Any, player: int) -> dict[str, Any]:
-        """Everything ``player`` may know, nothing else."""
+    def view(self, state: Any, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """Everything ``player`` may know, nothing else.  ``events`` are the last round's, as
+        ``resolve`` returned them; a game whose view shows them keeps those addressed to ``player``."""
         ...
 
     def expected_players(self, state: Any) -> list[int]:

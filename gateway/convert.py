@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
+from archipelago.v1 import archipelago_pb2, game_pb2, lobby_pb2, salvo_pb2
 from engine.errors import InvalidOrder
 
 
@@ -28,6 +28,8 @@ class GameMessages:
 
 GAMES: dict[str, GameMessages] = {
     "salvo": GameMessages("salvo", "salvo", "salvo", "salvo_pending", salvo_pb2.SalvoOrders),
+    "archipelago": GameMessages("archipelago", "archipelago", "archipelago", "archipelago_pending",
+                                archipelago_pb2.ArchipelagoOrders),
 }
 
 STATUS = {"lobby": lobby_pb2.GAME_STATUS_LOBBY, "running": lobby_pb2.GAME_STATUS_RUNNING,

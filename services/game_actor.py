@@ -180,6 +180,7 @@ class GameActor:
         self.seq: list[int] = []  # per seat: the seq of its latest update
         self.outcome: dict[str, Any] | None = None
         self.final_round = 0  # the last round played, once the game is over
+        self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
         self.create_fingerprint = ""
         self._applied = asyncio.Event()  # set (and replaced) at every apply
 
@@ -301,6 +302,7 @@ class GameActor:
         orders = {int(s): o for s, o in e["orders"].items()}
         closed = self.state.round
         self.state, events = self.engine.resolve(self.state, orders)
+        self.last_events = events
         self._push("round_closed", round_=closed, data={"early": bool(e.get("early"))})
         for ev in events:
             self._push_event(ev, closed)
@@ -549,7 +551,7 @@ class GameActor:
                         for s in self.seats],
         }
         if self.state is not None:
-            out["view"] = engine.view(self.state, seat)
+            out["view"] = engine.view(self.state, seat, self.last_events)
         sub = self.submissions.get(seat)
         if sub is not None:
             out["pending"] = sub.orders

@@ -136,6 +136,37 @@ def accept_offer(state: State, player: int, offer_id: str) -> State:
     return new
 
 
+def _offer_index(state: State, offer_id: Any) -> int:
+    if not isinstance(offer_id, str):
+        raise InvalidOrder("an offer id is a string such as 'o3'", rule="A53", field="offer")
+    idx = next((i for i, x in enumerate(state.offers) if x["id"] == offer_id), None)
+    if idx is None:
+        raise IllegalOrder("offer no longer valid", rule="A53", field="offer")
+    return idx
+
+
+def decline_offer(state: State, player: int, offer_id: str) -> State:
+    """A53: the player an offer was made to alone declines it; it is removed."""
+    p = _open(state, player)
+    idx = _offer_index(state, offer_id)
+    if state.offers[idx].get("to") != p:
+        raise IllegalOrder("only an offer made to you alone can be declined", rule="A53", field="offer")
+    new = state.light_clone()
+    del new.offers[idx]
+    return new
+
+
+def withdraw_offer(state: State, player: int, offer_id: str) -> State:
+    """A53: the maker of an offer withdraws it; it is removed (its per-round count stays spent)."""
+    p = _open(state, player)
+    idx = _offer_index(state, offer_id)
+    if state.offers[idx]["from"] != p:
+        raise IllegalOrder("only the maker of an offer can withdraw it", rule="A53", field="offer")
+    new = state.light_clone()
+    del new.offers[idx]
+    return new
+
+
 def chat(state: State, player: int, text: str, to: int | None = None) -> State:
     """A53: a chat message to another player or all; 10 per player per round; allowed also once
     the game is over."""

@@ -8,6 +8,8 @@ Immediate actions (``act``, A52/A53), one key naming the kind; ``to`` left out m
     {"bank": {"give": "wood", "get": "iron", "times"?: 1}}
     {"offer": {"to"?: seat, "give": {res: n}, "get": {res: n}}}
     {"accept": {"offer": "o3"}}
+    {"decline": {"offer": "o3"}}        # an offer made to the caller alone
+    {"withdraw": {"offer": "o3"}}       # the caller's own offer
     {"chat": {"text": str, "to"?: seat}}
 
 Their events leak nothing (A84: the others see only totals, at round open):
@@ -18,6 +20,8 @@ Their events leak nothing (A84: the others see only totals, at round open):
 - ``trade`` ``{"offer", "from", "to", "give", "get"}`` (``from`` made the offer and gave ``give``,
   ``to`` accepted it) to both parties, and, for an offer to all, ``offer_closed`` ``{"offer"}`` to
   every other seat — not who took it;
+- ``offer_declined`` / ``offer_withdrawn`` ``{"offer", "by"}`` to the offer's maker and addressee
+  (everyone for a withdrawn offer to all);
 - ``chat`` ``{"from", "text", "to"?}`` to the sender and addressee (everyone without ``to``).
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.archipelago import economy
@@ -49,6 +53,8 @@ ACTION_KINDS: dict[str, tuple[str, ...]] = {
     "bank": ("give", "get", "times"),
     "offer": ("to", "give", "get"),
     "accept": ("offer",),
+    "decline": ("offer",),
+    "withdraw": ("offer",),
     "chat": ("text", "to"),
 }
 
@@ -193,12 +199,12 @@ class ArchipelagoGame:
     def state_from_dict(self, d: Mapping[str, Any]) -> State:
         return State.from_dict(d)
 
-    def view(self, state: State, player: int) -> dict[str, Any]:
+    def view(self, state: State, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
         try:
             from engine.archipelago.view import view as fog_view
         except ImportError:
             return simple_view(state, player)
-        result: dict[str, Any] = fog_view(state, player)
+        result: dict[str, Any] = fog_view(state, player, list(events) if events is not None else None)
         return result
 
     def expected_players(self, state: State) -> list[int]:
@@ -269,6 +275,16 @@ class ArchipelagoGame:
             if "to" not in o and others:
                 events.append(Event("offer_closed", {"offer": oid}, others))
             return new, events
+        if kind in ("decline", "withdraw"):
+            oid = f("offer")
+            if kind == "decline":
+                new = economy.decline_offer(state, p, oid)
+            else:
+                new = economy.withdraw_offer(state, p, oid)
+            o = next(x for x in state.offers if x["id"] == oid)
+            told = frozenset({o["from"], o["to"]}) if "to" in o else None
+            name = "offer_declined" if kind == "decline" else "offer_withdrawn"
+            return new, [Event(name, {"offer": oid, "by": p}, told)]
         new = economy.chat(state, p, f("text"), f("to"))
         m = new.chat[-1]
         return new, [chat_event(p, m["text"], m.get("to"))]

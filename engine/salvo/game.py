@@ -7,7 +7,7 @@ computed from them, and a player's view is computed from the state by :meth:`Sal
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -415,9 +415,10 @@ class SalvoGame:
             count = allowed if rng.randbelow(4) else rng.randint(1, allowed)
         return {"shots": rng.sample(untried, min(count, len(untried)))}
 
-    def view(self, state: SalvoState, player: int) -> dict[str, Any]:
+    def view(self, state: SalvoState, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
         """S8: the player's own fleet and the shots at it; its own shots with round numbers and the S6
-        reports; enemy squares and (salvo mode) which own shots hit only once the game is over."""
+        reports; enemy squares and (salvo mode) which own shots hit only once the game is over.
+        (The reports are the round's events: ``events`` adds nothing.)"""
         player_seat(player, PLAYERS)
         enemy = 1 - player
         over = state.is_over

@@ -535,3 +535,40 @@ def test_a21_resolution_from_a_reloaded_state_is_identical(g2):
     b, eb = GAME.resolve(reloaded, o)
     assert state_hash(a) == state_hash(b)
     assert [e.to_dict() for e in ea] == [e.to_dict() for e in eb]
+
+
+def test_a53_decline_removes_an_offer_made_to_the_player_alone():
+    st = state(THREE, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
+    st, _ = GAME.act(st, 0, {"offer": {"to": 1, "give": {"wood": 2}, "get": {"iron": 1}}})
+    with pytest.raises(IllegalOrder) as e:  # not addressed to seat 2
+        GAME.act(st, 2, {"decline": {"offer": "o1"}})
+    assert e.value.field == "decline.offer" and e.value.rule == "A53"
+    new, events = GAME.act(st, 1, {"decline": {"offer": "o1"}})
+    assert [e.to_dict() for e in events] == [{"kind": "offer_declined", "data": {"offer": "o1", "by": 1},
+                                              "audience": [0, 1]}]
+    assert new.offers == [] and new.pstates[0].offers_made == 1
+    with pytest.raises(IllegalOrder) as e:  # gone: accepting it now is refused (A53)
+        GAME.act(new, 1, {"accept": {"offer": "o1"}})
+    assert e.value.reason == "offer no longer valid"
+
+
+def test_a53_an_offer_to_all_cannot_be_declined_only_ignored():
+    st = state(THREE, [], stocks={"0": {"wood": 3}})
+    st, _ = GAME.act(st, 0, {"offer": {"give": {"wood": 2}, "get": {"iron": 1}}})
+    with pytest.raises(IllegalOrder):
+        GAME.act(st, 1, {"decline": {"offer": "o1"}})
+
+
+def test_a53_withdraw_by_its_maker_tells_those_it_was_made_to():
+    st = state(THREE, [], stocks={"0": {"wood": 3}})
+    st, _ = GAME.act(st, 0, {"offer": {"give": {"wood": 2}, "get": {"iron": 1}}})
+    with pytest.raises(IllegalOrder) as e:
+        GAME.act(st, 1, {"withdraw": {"offer": "o1"}})
+    assert e.value.field == "withdraw.offer"
+    new, events = GAME.act(st, 0, {"withdraw": {"offer": "o1"}})
+    assert [(e.kind, dict(e.data), e.audience) for e in events] == [
+        ("offer_withdrawn", {"offer": "o1", "by": 0}, None)]
+    assert new.offers == [] and st.offers != []
+    with pytest.raises(IllegalOrder) as e:
+        GAME.act(new, 2, {"accept": {"offer": "o1"}})
+    assert e.value.reason == "offer no longer valid"
