@@ -1,4 +1,5 @@
-"""`archipelago bot`: plays one seat with the engine's autopilot until the game ends.
+"""`archipelago bot`: plays one seat until the game ends (Salvo: the engine's autopilot; Archipelago:
+random legal orders from the engine, computed from the view alone).
 
 It keeps a Watch stream open the whole game (so its seat counts as connected, A17) and reads the
 view again whenever an update arrives."""
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from typing import Any
 
 from archipelago.v1 import game_pb2, lobby_pb2
@@ -38,6 +40,20 @@ async def follow(client: BaseClient, game_id: str, wake: asyncio.Event, after_se
         wake.set()  # the player's loop looks again (and sees the end, or this task's error)
 
 
+#: how the bot plays each game: the engine's autopilot (Salvo hunts ships), or random legal orders
+#: (Archipelago: the autopilot only holds; random orders explore, fight and build)
+RANDOM_ORDERS = frozenset({"archipelago"})
+
+
+def choose_orders(view: game_pb2.GetViewResponse) -> dict[str, Any]:
+    """The bot's orders for this round, from the player's view only."""
+    engine = get_game(view.game)
+    plain = view_dict(view)
+    if view.game in RANDOM_ORDERS:
+        return engine.random_orders(plain, secrets.randbits(32))
+    return engine.autopilot(plain, None)
+
+
 async def play_seat(client: BaseClient, game_id: str, *, log: Any = print) -> game_pb2.GetViewResponse:
     """Play the client's seat until the game is over; returns the final view."""
     wake = asyncio.Event()
@@ -54,7 +70,7 @@ async def play_seat(client: BaseClient, game_id: str, *, log: Any = print) -> ga
                         await client.start(game_id)
                         continue
             elif view.expected:
-                orders = get_game(view.game).autopilot(view_dict(view), None)
+                orders = choose_orders(view)
                 try:
                     await client.submit_message(game_id, view.version, view.game, orders_message(view.game, orders),
                                                 key=f"bot-{view.round}")
