@@ -254,6 +254,14 @@ class ShardCore:
         async with self.using(game_id) as actor:
             return actor.whoami(seat)
 
+    async def state_hash(self, game_id: str) -> dict[str, Any]:
+        """For operators and tests: the game's version and the SHA-256 of its engine state."""
+        from engine.base import state_hash
+
+        async with self.using(game_id) as actor:
+            return {"version": actor.version,
+                    "hash": state_hash(actor.state) if actor.state is not None else ""}
+
     async def stats(self) -> dict[str, Any]:
         return {"name": self.name, "pid": os.getpid(), "games": len(self.games),
                 "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired}

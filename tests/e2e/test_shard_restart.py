@@ -74,3 +74,35 @@ async def test_killed_shard_rearms_deadlines(cluster: Cluster) -> None:
         await pubsub.aclose()
     closed = await wait_update(game.host, game.game_id, view.seq, round_closed(0))
     assert closed.data["early"] is False
+
+
+async def test_an_archipelago_game_reloaded_from_its_journal_has_the_same_state_hash(cluster: Cluster) -> None:
+    from archipelago.v1 import archipelago_pb2 as A
+    from client.bot import choose_orders
+    from client.views import orders_message
+
+    host = cluster.client("grpc")
+    created = await host.create("archipelago", seats=3, nickname="ann", deadline_seconds=600,
+                                archipelago=A.ArchipelagoOptions(max_rounds=20))
+    gid = created.game_id
+    players = [host]
+    for name in ("bob", "cat"):
+        c = cluster.client("grpc")
+        await c.join(created.code, name)
+        players.append(c)
+    await host.start(gid)
+    for _ in range(3):  # deployment and two rounds of random legal orders, bank and chat between
+        since = (await host.view(gid)).seq
+        for c in players:
+            v = await c.view(gid)
+            await c.submit_message(gid, v.version, "archipelago", orders_message("archipelago", choose_orders(v)))
+        await host.chat(gid, "still here")
+        await wait_update(host, gid, since, lambda u: u.kind == "round_opened")
+    shard = await cluster.api.store.placement(gid)
+    before = await cluster.api.router.call(gid, "state_hash", gid)
+    handle = ray.get_actor(shard, namespace=NAMESPACE)
+    pid = (await handle.ping.remote())["pid"]
+    ray.kill(handle, no_restart=False)
+    after = await cluster.api.router.call(gid, "state_hash", gid)  # reloaded from Redis by the new process
+    assert (await handle.ping.remote())["pid"] != pid
+    assert after == before and before["hash"]
