@@ -33,8 +33,8 @@ from client.views import orders_message
 from engine import get_game
 from engine.base import Event
 from tests.conftest import Cluster
-from tests.engine.archipelago.randplay import check_view
 from tests.e2e.helpers import wait_update
+from tests.engine.archipelago.randplay import check_view
 
 pytestmark = pytest.mark.e2e
 
