@@ -100,7 +100,7 @@ async def test_a80_a85_no_message_holds_a_hidden_fact(cluster: Cluster) -> None:
                         s.errors.append(err)
                 await seats[a].view(gid)
                 await seats[b].view(gid)
-            for s, v in zip(seats, views, strict=True):
+            for s in seats:
                 fresh = await s.view(gid)
                 await s.client.submit_message(gid, fresh.version, "archipelago",
                                               orders_message("archipelago", choose_orders(fresh)))
