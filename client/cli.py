@@ -53,13 +53,36 @@ def _speed(value: str) -> dict[str, object]:
         raise SystemExit(f"--speed: expected fast, slow or a number of seconds, got {value!r}") from None
 
 
+MIN_SEATS, MAX_SEATS = 2, 8  # Archipelago (A1)
+
+
+def game_options(args: argparse.Namespace) -> dict[str, object]:
+    """The game's options for CreateGame: Archipelago takes 2-8 seats (A1), ``--max-rounds`` (A67) and
+    ``--target`` (A5); SystemExit naming the option that does not fit."""
+    if args.game != "archipelago":
+        for flag, value in (("--max-rounds", args.max_rounds), ("--target", args.target)):
+            if value is not None:
+                raise SystemExit(f"{flag}: an Archipelago option, not one of {args.game}")
+        return {}
+    from archipelago.v1 import archipelago_pb2
+
+    if not MIN_SEATS <= args.seats <= MAX_SEATS:
+        raise SystemExit(f"--seats: an Archipelago game has {MIN_SEATS}-{MAX_SEATS} seats (A1), got {args.seats}")
+    for flag, value in (("--max-rounds", args.max_rounds), ("--target", args.target)):
+        if value is not None and value < 1:
+            raise SystemExit(f"{flag}: expected a whole number ≥ 1, got {value}")
+    return {"archipelago": archipelago_pb2.ArchipelagoOptions(max_rounds=args.max_rounds or 0,
+                                                              target=args.target or 0)}
+
+
 async def _create(args: argparse.Namespace) -> int:
     from client.grpc_client import Client
 
+    options = game_options(args)
     async with Client(_server(args)) as c:
         def create() -> Awaitable[lobby_pb2.CreateGameResponse]:
             return c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
-                            request_id=args.request_id or "", **_speed(args.speed))
+                            request_id=args.request_id or "", **_speed(args.speed), **options)
 
         resp = await (retry_once(create) if args.request_id else create())
     print(f"game: {resp.game_id}")
@@ -151,8 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=_serve)
 
     c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret")
-    c.add_argument("game", choices=["salvo"])
-    c.add_argument("--seats", type=int, default=2)
+    c.add_argument("game", choices=["salvo", "archipelago"])
+    c.add_argument("--seats", type=int, default=2, help="Salvo: 2; Archipelago: 2-8 (A1)")
+    c.add_argument("--max-rounds", type=int, help="Archipelago: the game ends after this many rounds (A67; 60)")
+    c.add_argument("--target", type=int, help="Archipelago: the points that win (A5; 10-18 by players)")
     c.add_argument("--speed", default="fast", help="fast (60 s rounds), slow (8 h) or seconds")
     c.add_argument("--nickname", default="host")
     c.add_argument("--public", action="store_true", help="list the game for anyone to join")
@@ -168,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--server", help=SERVER_HELP)
     b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
 
-    pl = sub.add_parser("play", help="play Salvo in the terminal")
+    pl = sub.add_parser("play", help="play Salvo or Archipelago in the terminal")
     pl.add_argument("code")
     pl.add_argument("--secret")
     pl.add_argument("--nickname")

@@ -1,6 +1,11 @@
-"""`archipelago play CODE`: a human plays Salvo in the terminal.
+"""`archipelago play CODE`: a human plays in the terminal.
 
-Shows the player's own grid (ships ``#``, hits ``X``, enemy misses ``o``), the enemy waters with the
+The game-neutral machinery lives here: the Watch stream (:class:`Feed`), cancellable terminal input
+(:class:`StdinLines`), the screen, and the game loop (:func:`play`), which hands the rendering and the
+round's prompt to the game kind's :class:`GameUI` (``view.game``): :class:`SalvoUI` below, and
+:class:`client.play_archipelago.ArchipelagoUI` for Archipelago.
+
+Salvo shows the player's own grid (ships ``#``, hits ``X``, enemy misses ``o``), the enemy waters with the
 player's shots marked by the round they were fired in (S8; in classic mode ``X``/``o``), the per-round
 reports (S6), and when the round closes (a clock time, and the seconds left when the prompt is shown).
 
@@ -245,6 +250,7 @@ class Screen:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.at_prompt = False
+        self.last_prompt = ""
 
     def say(self, text: str) -> None:
         if self.at_prompt:
@@ -259,6 +265,15 @@ class Screen:
         self.out.write(text)
         self.out.flush()
         self.at_prompt = True
+        self.last_prompt = text
+
+    def notice(self, text: str) -> None:
+        """Something that happened meanwhile (a chat message, an offer): shown at once; a waiting
+        prompt is shown again below it."""
+        waiting = self.at_prompt
+        self.say(text)
+        if waiting:
+            self.prompt(self.last_prompt)
 
     def answered(self, echo: str | None = None) -> None:
         """The player answered the prompt; ``echo`` the answer when the terminal did not."""
@@ -292,8 +307,11 @@ class Feed:
         self.ended = False  # the stream ended after game_over
         self.error: BaseException | None = None
         self.mine: set[int] = set()  # rounds with this player's orders in
+        self.drafted: set[int] = set()  # rounds with a draft of this player's (it stands at the close)
         self.expected: set[int] = set()  # rounds in which this player was to submit
         self.closed: list[Closed] = []
+        # Called with every new update (after the first view), e.g. to show chat as it comes.
+        self.on_update: Callable[[game_pb2.Update], None] | None = None
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -314,6 +332,8 @@ class Feed:
             self.expected.add(view.round)
         if view.submitted:
             self.mine.add(view.round)
+        elif view.WhichOneof("pending") is not None:
+            self.drafted.add(view.round)
 
     def stale(self, view: game_pb2.GetViewResponse) -> bool:
         """Something happened since ``view`` (or can no longer happen): look again."""
@@ -336,12 +356,15 @@ class Feed:
         """Until the stream is open (the player counts as connected) or ``view`` is out of date."""
         await self.wait(lambda: self.opened or self.stale(view))
 
-    def reports(self) -> list[str]:
-        """One line per round closed since the last call."""
+    def reports(self, setup: str = "played the setup round for you") -> list[str]:
+        """One line per round closed since the last call; ``setup`` says what the autopilot did when
+        the player missed round 0."""
         out = []
         for c in self.closed:
-            if c.round in self.expected and c.round not in self.mine:
-                what = "placed your fleet at random" if c.round == 0 else "played for you"
+            if c.round in self.expected and c.round not in self.mine and c.round in self.drafted:
+                out.append(f"round {c.round} closed at its deadline — you were not done: your draft orders stood")
+            elif c.round in self.expected and c.round not in self.mine:
+                what = setup if c.round == 0 else "played for you"
                 out.append(f"round {c.round} closed — your orders were not in: the autopilot {what}")
             elif c.early:
                 out.append(f"round {c.round} closed: every connected player had submitted")
@@ -357,10 +380,14 @@ class Feed:
         if u.kind == "submitted" and u.seat == self.you:
             if json_format.MessageToDict(u.data).get("done", True):
                 self.mine.add(u.round)
+            else:
+                self.drafted.add(u.round)
         elif u.kind == "round_closed":
             self.closed.append(Closed(u.round, bool(json_format.MessageToDict(u.data).get("early"))))
         if u.kind in RELEVANT:
             self.mark = u.seq
+        if self.on_update is not None:
+            self.on_update(u)
 
     async def _run(self) -> None:
         try:
@@ -397,19 +424,72 @@ class RoundOver(Exception):
     """The round closed (or the game ended) while the player was at the prompt."""
 
 
+class GameUI(Protocol):
+    """What one game kind adds to the loop: its screen and its round prompt."""
+
+    # what the autopilot did for a player who missed round 0 (for the close report)
+    setup_default: str
+
+    def render(self, view: game_pb2.GetViewResponse) -> str:
+        """The whole screen for ``view``."""
+
+    async def orders(self, client: Client, game_id: str, view: game_pb2.GetViewResponse, feed: Feed,
+                     lines: Lines, screen: Screen) -> str:
+        """Ask for this round's orders: SUBMITTED once they are in, MOVED_ON when the round closed
+        first (the prompt abandoned, see :func:`read_unless`), EOF at the end of input."""
+
+    def notice(self, update: game_pb2.Update) -> str | None:
+        """A line to show at once for a live update (None: nothing to show)."""
+
+
+class SalvoUI:
+    """Salvo: the two grids and the placement / firing prompts."""
+
+    setup_default = "placed your fleet at random"
+
+    def render(self, view: game_pb2.GetViewResponse) -> str:
+        return render(view)
+
+    async def orders(self, client: Client, game_id: str, view: game_pb2.GetViewResponse, feed: Feed,
+                     lines: Lines, screen: Screen) -> str:
+        return await _orders(client, game_id, view, feed, lines, screen)
+
+    def notice(self, update: game_pb2.Update) -> str | None:
+        return None
+
+
+def game_ui(kind: str) -> GameUI:
+    """The terminal UI of a game kind; SystemExit for a kind without one."""
+    if kind == "salvo":
+        return SalvoUI()
+    if kind == "archipelago":
+        from client.play_archipelago import ArchipelagoUI  # imports this module: imported late
+
+        return ArchipelagoUI()
+    raise SystemExit(f"archipelago play: no terminal client for {kind or 'this'} game")
+
+
 async def play(client: Client, game_id: str, *, lines: Lines | None = None, out: TextIO | None = None) -> int:
     """Play the client's seat at the terminal until the game ends (0) or the input ends (1)."""
     screen = Screen(out)
     source: Lines = lines if lines is not None else StdinLines()
     view = await _view(client, game_id, screen)
+    ui = game_ui(view.game)
     feed = Feed(client, game_id, view)
+
+    def live(update: game_pb2.Update) -> None:
+        line = ui.notice(update)
+        if line:
+            screen.notice(line)
+
+    feed.on_update = live
     feed.start()
     try:
         while True:
             feed.seen(view)
-            for line in feed.reports():
+            for line in feed.reports(ui.setup_default):
                 screen.say(line)
-            screen.say("\n" + render(view))
+            screen.say("\n" + ui.render(view))
             if view.status == lobby_pb2.GAME_STATUS_OVER:
                 from client.bot import describe_outcome
 
@@ -432,7 +512,7 @@ async def play(client: Client, game_id: str, *, lines: Lines | None = None, out:
             else:
                 # connected (A17) before the prompt: the round now waits for this player
                 await feed.until_open(view)
-                if await _orders(client, game_id, view, feed, source, screen) == EOF:
+                if await ui.orders(client, game_id, view, feed, source, screen) == EOF:
                     screen.say("end of input: leaving (the autopilot plays your seat from now on)")
                     return 1
             view = await _view(client, game_id, screen)
@@ -467,7 +547,7 @@ async def _orders(client: Client, game_id: str, view: game_pb2.GetViewResponse, 
         else:
             screen.prompt(f"{label} fire up to {sv.shots_allowed} shots (e.g. A1 B2): ")
         try:
-            text = await _read_unless(lines, feed, view)
+            text = await read_unless(lines, feed, view)
         except RoundOver:
             screen.say("")  # the prompt is abandoned: the close is reported with the new round
             lines.discard_pending()
@@ -498,7 +578,7 @@ async def _orders(client: Client, game_id: str, view: game_pb2.GetViewResponse, 
         return SUBMITTED
 
 
-async def _read_unless(lines: Lines, feed: Feed, view: game_pb2.GetViewResponse) -> str | None:
+async def read_unless(lines: Lines, feed: Feed, view: game_pb2.GetViewResponse) -> str | None:
     """The next line (None at the end of input); RoundOver when the round closes (or the game ends) first."""
     read = asyncio.ensure_future(lines.readline())
     moved = asyncio.ensure_future(feed.until_stale(view))

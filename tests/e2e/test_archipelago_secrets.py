@@ -75,10 +75,10 @@ async def test_a80_a85_no_message_holds_a_hidden_fact(cluster: Cluster) -> None:
                                 archipelago=A.ArchipelagoOptions(max_rounds=ROUNDS))
     gid = created.game_id
     seats = [Seat(host, 0)]
-    for s in range(1, SEATS):
+    for n in range(1, SEATS):
         c = cluster.client("grpc")
-        await c.join(created.code, f"p{s}")
-        seats.append(Seat(c, s))
+        await c.join(created.code, f"p{n}")
+        seats.append(Seat(c, n))
     watchers = [asyncio.ensure_future(s.watch(gid)) for s in seats]
     await host.start(gid)
     async with asyncio.timeout(240):
@@ -96,8 +96,8 @@ async def test_a80_a85_no_message_holds_a_hidden_fact(cluster: Cluster) -> None:
                 for s in seats:
                     try:
                         await s.client.act(gid, accept=A.AcceptAction(offer="o999"))
-                    except ApiError as err:
-                        s.errors.append(err)
+                    except ApiError as refused:
+                        s.errors.append(refused)
                 await seats[a].view(gid)
                 await seats[b].view(gid)
             for s in seats:
@@ -111,7 +111,8 @@ async def test_a80_a85_no_message_holds_a_hidden_fact(cluster: Cluster) -> None:
     journal = await cluster.api.store.journal_read(gid)
     states: dict[int, tuple[Any, list[Event]]] = {}
     produced: dict[int, list[Event]] = {}  # version -> events of that journal entry
-    state, last_events = None, []
+    state: Any = None
+    last_events: list[Event] = []
     for version, e in enumerate(journal, start=1):
         if e["op"] == "start":
             state = GAME.new_game(journal[0]["config"], int(journal[0]["seed"]))
@@ -143,6 +144,6 @@ async def test_a80_a85_no_message_holds_a_hidden_fact(cluster: Cluster) -> None:
                 assert not u.chat.HasField("to") or s.seat in (u.chat.to, u.chat.seat)
             elif u.kind == "submitted":
                 assert set(json_format.MessageToDict(u.data)) == {"done"}
-        for err in s.errors:
-            assert err.message == "accept.offer: rule A53: offer no longer valid", err
+        for e in s.errors:
+            assert e.message == "accept.offer: rule A53: offer no longer valid", e
     assert checked >= SEATS * ROUNDS

@@ -1,0 +1,41 @@
+"""The README's recipe, for real: on `archipelago serve`, eight `archipelago bot` processes play an
+8-player Archipelago game to the end (A1, A4, A67)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+
+import pytest
+
+from tests.e2e.serving import EXE, served, wait_healthy
+
+__all__ = ["served"]  # the fixture
+
+pytestmark = pytest.mark.e2e
+
+
+async def run(*args: str, timeout: float = 240) -> tuple[int, str]:
+    p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
+                                             stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(p.communicate(), timeout)
+    return p.returncode or 0, out.decode()
+
+
+async def test_a1_eight_bots_play_an_eight_player_game_to_the_end(
+        served: tuple[str, str, subprocess.Popen[str]]) -> None:
+    address, _http, proc = served
+    await asyncio.to_thread(wait_healthy, address, proc)
+    rc, out = await run("create", "archipelago", "--seats", "8", "--max-rounds", "4", "--speed", "60",
+                        "--server", address)
+    assert rc == 0, out
+    code = re.search(r"^code: (\w{6})$", out, re.M)
+    secret = re.search(r"^secret: (\S+)$", out, re.M)
+    assert code and secret, out
+    guests = [run("bot", code[1], "--server", address) for _ in range(7)]
+    results = await asyncio.gather(run("bot", code[1], "--secret", secret[1], "--server", address), *guests)
+    for rc, text in results:
+        assert rc == 0, text
+        assert "game over after round 4" in text, text
+    assert len({re.search(r"game over .*", t)[0].split("—")[0] for t in (r[1] for r in results)}) == 1  # type: ignore[index]
