@@ -295,7 +295,7 @@ class PlayerAPI:
             await self.store.touch_streams([(game_id, seat, sid)], PRESENCE_TTL_S)
             if not was:
                 await self.store.publish(game_id, {"presence": seat, "connected": True})
-            await self.router.call(game_id, "presence_changed", game_id)  # may close the round (A17)
+            self.presence.later(self._changed(game_id))  # may close the round (A17); not waited for
             since, target = after_seq, 0
             while True:
                 got = await self.router.call(game_id, "updates", game_id, seat, since, target)
@@ -318,6 +318,12 @@ class PlayerAPI:
             self.notices.unsubscribe_now(game_id, box)
             self.presence.close(sid)
             self.presence.later(self._gone(game_id, seat, sid))
+
+    async def _changed(self, game_id: str) -> None:
+        try:
+            await self.router.call(game_id, "presence_changed", game_id)
+        except Exception as exc:  # the next submission or the deadline closes the round anyway
+            log.warning("presence check of %s failed: %r", game_id, exc)
 
     async def _gone(self, game_id: str, seat: int, sid: str) -> None:
         """After a stream ended: drop its presence; if that was the seat's last stream anywhere, tell

@@ -183,6 +183,7 @@ class GameActor:
         self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
         self.create_fingerprint = ""
         self._applied = asyncio.Event()  # set (and replaced) at every apply
+        self.writing = 0  # the version whose journal write is in flight (0: none)
 
     # ------------------------------------------------------------------ loading and journaling
     @classmethod
@@ -199,12 +200,19 @@ class GameActor:
     async def _commit(self, entry: dict[str, Any]) -> None:
         """Journal an entry (durable) and tell watchers the new version, then apply it.
 
-        The notice goes out with the entry in one round trip; no other call of this shard runs
-        between the round trip's return and ``apply`` (no await in between), so a watcher that
-        heard the notice always finds the entry applied when it asks for updates."""
-        with metrics.JOURNAL.time(), tracing.tracer.start_as_current_span("journal.write", attributes={
-                "game": self.game_id, "op": entry["op"]}):
-            await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
+        The notice goes out with the entry in one round trip, so a watcher may hear of version V
+        before V is applied; ``writing`` names the version in flight meanwhile, and a read of the
+        updates waits for it (:meth:`wait_version`) — whether or not the watcher heard its notice."""
+        self.writing = self.version + 1
+        try:
+            with metrics.JOURNAL.time(), tracing.tracer.start_as_current_span("journal.write", attributes={
+                    "game": self.game_id, "op": entry["op"]}):
+                await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
+        except BaseException:
+            self.writing = 0
+            self._wake_waiters()  # nothing comes: readers waiting for it look again
+            raise
+        self.writing = 0
         if entry["op"] == "close":
             with metrics.RESOLUTION.time(), tracing.tracer.start_as_current_span("engine.resolve", attributes={
                     "game": self.game_id, "round": self.state.round}):
@@ -217,16 +225,20 @@ class GameActor:
         op = entry["op"]
         self.version += 1
         getattr(self, f"_apply_{op}")(entry)
+        self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
         applied, self._applied = self._applied, asyncio.Event()
         applied.set()
 
     async def wait_version(self, version: int, timeout_s: float = WAIT_VERSION_S) -> None:
-        """Return once ``version`` is applied (or after ``timeout_s``): a watcher told of version V
-        by pub/sub may ask before the shard has applied V, since the notice leaves with the journal
-        write."""
+        """Return once ``version`` — and any version being written now — is applied (or after
+        ``timeout_s``): a watcher told of version V by pub/sub may ask before the shard has applied
+        V, since the notice leaves with the journal write; and a watcher that subscribed just after
+        a notice left must still get that entry on its first read."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout_s
-        while self.version < version:
+        while self.version < max(version, self.writing):
             left = end - loop.time()
             if left <= 0:
                 return

@@ -237,7 +237,7 @@ class ShardCore:
         """{"updates": [seat's updates after ``after_seq``], "version": the game's version, "over": the
         game has ended}, once ``min_version`` is applied (a watcher heard of it; bounded wait)."""
         async with self.using(game_id) as actor:
-            if min_version > actor.version:
+            if max(min_version, actor.writing) > actor.version:
                 await actor.wait_version(min_version)
             return {"updates": actor.updates_since(seat, after_seq), "version": actor.version,
                     "over": actor.status == "over"}

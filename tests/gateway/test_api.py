@@ -132,15 +132,16 @@ async def test_defect1_a_notice_that_outruns_its_entry_is_still_delivered(api: P
     reads at that moment must wait for the entry, not go silent."""
     game_id, ann, bob = await two_players(api)
     view = await api.view(ann, game_id)
-    stream = await api.watch(ann, game_id, view["seq"])
-    written, release = shard_store(api).arm("journal_append_publish")
-    read_after_notice = asyncio.Event()
-
-    async def on_call(method: str, args: tuple[Any, ...]) -> None:
-        if method == "updates" and written.is_set():
-            read_after_notice.set()  # the stream reads while the entry is written but not applied
-    router(api).on_call = on_call
+    stream = await api.watch(ann, game_id, view["seq"] - 1)
     async with contextlib.aclosing(stream):
+        assert (await anext(stream))["seq"] == view["seq"]  # set up: subscribed, history read
+        written, release = shard_store(api).arm("journal_append_publish")
+        read_after_notice = asyncio.Event()
+
+        async def on_call(method: str, args: tuple[Any, ...]) -> None:
+            if method == "updates" and written.is_set():
+                read_after_notice.set()  # the stream reads while the entry is written but not applied
+        router(api).on_call = on_call
         next_update = asyncio.ensure_future(anext(stream))
         submit = asyncio.ensure_future(api.submit(bob, game_id, orders={"random_placement": True},
                                                   version=view["version"], draft=True))
@@ -153,6 +154,33 @@ async def test_defect1_a_notice_that_outruns_its_entry_is_still_delivered(api: P
     assert (update["kind"], update["seat"], update["seq"]) == ("submitted", 1, view["seq"] + 1)
 
 
+async def test_defect1_a_stream_opened_just_after_a_notice_still_gets_its_entry(api: PlayerAPI) -> None:
+    """The other side of the same race: the notice left before the stream subscribed, and the entry
+    is applied only after the stream's first read — that read waits for the write in flight."""
+    game_id, ann, bob = await two_players(api)
+    view = await api.view(ann, game_id)
+    written, release = shard_store(api).arm("journal_append_publish")
+    submit = asyncio.ensure_future(api.submit(bob, game_id, orders={"random_placement": True},
+                                              version=view["version"], draft=True))
+    first_read = asyncio.Event()
+
+    async def on_call(method: str, args: tuple[Any, ...]) -> None:
+        if method == "updates":
+            first_read.set()
+    async with asyncio.timeout(WAIT_S):
+        await written.wait()  # journaled and announced; nobody was listening
+        router(api).on_call = on_call
+        stream = await api.watch(ann, game_id, view["seq"])
+        async with contextlib.aclosing(stream):
+            next_update = asyncio.ensure_future(anext(stream))
+            await first_read.wait()
+            assert not next_update.done()
+            release.set()
+            update = await next_update
+        await submit
+    assert (update["kind"], update["seat"], update["seq"]) == ("submitted", 1, view["seq"] + 1)
+
+
 @pytest.mark.parametrize("step", ["connected", "touch_streams", "publish", "presence_changed", "updates", "live"])
 async def test_defect8_a_stream_cancelled_at_any_step_leaves_nothing_behind(api: PlayerAPI, step: str) -> None:
     game_id, ann, _bob = await two_players(api)
@@ -160,11 +188,12 @@ async def test_defect8_a_stream_cancelled_at_any_step_leaves_nothing_behind(api:
     reached = asyncio.Event()
     if step in ("connected", "touch_streams", "publish"):
         reached, _never = store(api).arm(step)
-    elif step != "live":
+    unblock = asyncio.Event()
+    if step in ("presence_changed", "updates"):
         async def on_call(method: str, args: tuple[Any, ...]) -> None:
             if method == step:
                 reached.set()
-                await asyncio.Event().wait()  # stuck in the shard call
+                await unblock.wait()  # stuck in the shard call until the stream is gone
         router(api).on_call = on_call
     latest = (await api.view(ann, game_id))["seq"]
 
@@ -182,6 +211,7 @@ async def test_defect8_a_stream_cancelled_at_any_step_leaves_nothing_behind(api:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        unblock.set()
         router(api).on_call = None
         store(api).gates.clear()
         while api.presence._cleanup:  # the tracked clean-up of the cancelled stream
