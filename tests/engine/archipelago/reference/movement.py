@@ -14,6 +14,7 @@ Result (compare with ``resolve_scenario``)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,12 +88,13 @@ def _tile(v: Any) -> Tile:
     return (int(v[0]), int(v[1]))
 
 
-def a28_key(origin: Tile, t: Tile) -> tuple[int, str]:
-    """A28: Manhattan distance, then direction N, E, S, W — read as the lexicographically first
-    shortest path of directions (N < E < S < W)."""
+def a28_key(origin: Tile, t: Tile) -> tuple[int, float]:
+    """A28/A105: Manhattan distance, then the bearing of ``t`` from ``origin`` measured clockwise
+    from North in degrees (N 0, NE 45, E 90, ..., NW 315).  y grows South, so North is -y.
+    Two tiles at one distance never share a bearing, and their bearings differ by far more than
+    a float's error."""
     dx, dy = t[0] - origin[0], t[1] - origin[1]
-    steps = "N" * max(0, -dy) + "E" * max(0, dx) + "S" * max(0, dy) + "W" * max(0, -dx)
-    return (abs(dx) + abs(dy), steps.translate(str.maketrans("NESW", "0123")))
+    return (abs(dx) + abs(dy), math.degrees(math.atan2(dx, -dy)) % 360.0)
 
 
 class Ref:
