@@ -391,7 +391,9 @@ class Resolver:
                 if dom == AIR:
                     continue
                 if typ == "flag":
-                    if not b.is_home_of(t, u.owner) or self._flag_blocked(t):
+                    # A100: off the home island or onto a mine: held from the start of the
+                    # sub-step; aircraft, flags and bearers hold it in the fixed point
+                    if not b.is_home_of(t, u.owner) or self._mine_on(t):
                         terrain.add(m)
                     continue
                 if dom == LAND:
@@ -486,15 +488,9 @@ class Resolver:
                 self.air.setdefault(units[m].tile, []).append(m)
         self._landing_check()
 
-    def _flag_blocked(self, t: Tile) -> bool:
+    def _mine_on(self, t: Tile) -> bool:
         o = self.occ.get(t)
-        if self.air.get(t):
-            return True
-        if o is None:
-            return False
-        u = self.units[o]
-        ut = UNIT_TYPES[u.type]
-        return ut.is_mine or ut.is_flag or ut.is_carrier
+        return o is not None and UNIT_TYPES[self.units[o].type].is_mine
 
     def _idle_carrier(self, t: Tile, owner: int, moving_order: set[str], mset: set[str]) -> str | None:
         o = self.occ.get(t)
@@ -542,7 +538,16 @@ class Resolver:
                     here.extend(lst)
                 for o in here:
                     ou = units[o]
-                    if ou.owner != u.owner or (o in mset and o not in held):
+                    if o in mset and o not in held:
+                        continue  # it leaves the tile: it holds nobody (A100)
+                    if u.type == "flag" and (DOMAIN[ou.type] == AIR or ou.type == "flag"
+                                             or ou.flag is not None):
+                        new.append(m)  # A100: a staying aircraft, flag or flag bearer
+                        break
+                    if u.flag is not None and ou.type == "flag" and ou.owner != u.owner:
+                        new.append(m)  # A103: a bearer does not enter another enemy flag
+                        break
+                    if ou.owner != u.owner:
                         continue
                     if ou.type == "flag" and DOMAIN[u.type] == LAND and u.type != "flag":
                         continue  # A62: the owner's land unit sends its flag home
@@ -662,8 +667,8 @@ class Resolver:
                     self.home_queue.append(fid)
             elif hu is None and how in ("lying", "dropped") and t not in self.occ:
                 self.place(f, t)
-            elif hu is None and how == "enter" and t not in self.occ and not self.air.get(t):
-                self.place(f, t)
+            elif hu is None and how == "enter" and t not in self.occ:
+                self.place(f, t)  # an aircraft ending its step here does not send it home (A101)
             elif hu is not None and hu.type == "flag" and how != "dropped_entering":
                 self.home_queue.append(fid)  # two flags on one tile: the smaller id stays
             else:
