@@ -5,7 +5,8 @@ islands, bases, resources, ports): ``Board.from_map`` copies any such map once p
 state shares the same Board object between rounds (it is never copied per round).
 
 Tiles are ``(x, y)`` tuples: x the column, y the row, row 0 on top.  Directions are N (y-1),
-E (x+1), S (y+1), W (x-1); A28 orders ties by Manhattan distance, then N, E, S, W.
+E (x+1), S (y+1), W (x-1); A28 orders ties by Manhattan distance, then direction: among tiles at
+one distance, by bearing clockwise from North (A105; neighbours N, E, S, W).
 
 Serialised form (``Board.to_dict``)::
 
@@ -39,17 +40,23 @@ def dist(a: Tile, b: Tile) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
-def tie_key(origin: Tile, t: Tile) -> tuple[int, int, int, int]:
-    """A28 order of ``t`` seen from ``origin``: distance, then direction N, E, S, W.
+def tie_key(origin: Tile, t: Tile) -> tuple[int, int, int]:
+    """A28/A105 order of ``t`` seen from ``origin``: Manhattan distance, then the bearing from
+    ``origin`` measured clockwise from North (neighbours N, NE, E, SE, S, SW, W, NW).
 
-    Tiles at the same distance compare by the lexicographically first shortest path of
-    directions (N < E < S < W): more N steps first, then more E steps, then more S steps.
+    Exact, without angles: the quarter the bearing lies in (0: from N up to E, 1: from E up to
+    S, 2: from S up to W, 3: from W up to N), then, at one distance, the coordinate that grows
+    with the bearing inside that quarter.  Two tiles at one distance never share a bearing.
     """
     dx, dy = t[0] - origin[0], t[1] - origin[1]
-    n = -dy if dy < 0 else 0
-    e = dx if dx > 0 else 0
-    s = dy if dy > 0 else 0
-    return (abs(dx) + abs(dy), -n, -e, -s)
+    d = abs(dx) + abs(dy)
+    if dx >= 0 and dy < 0:
+        return (d, 0, dx)
+    if dx > 0 and dy >= 0:
+        return (d, 1, dy)
+    if dx <= 0 and dy > 0:
+        return (d, 2, -dx)
+    return (d, 3, -dy)  # dx < 0, dy <= 0, or the origin itself (d = 0)
 
 
 def tile_dict(t: Tile) -> dict[str, int]:

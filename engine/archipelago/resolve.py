@@ -1,4 +1,4 @@
-"""Resolution of one Archipelago round (A21–A67, A91–A99).
+"""Resolution of one Archipelago round (A21–A67, A91–A106).
 
 Order (A21): (1) spies reveal; (2) air strikes and shore bombardments, all at once against the
 start-of-round positions (A40); (3) movement in sub-steps, then the aircraft landing check (A34,
@@ -7,30 +7,50 @@ control (A47), scoring (A65, A66); (5) the game-end check (A67); (6) production 
 round (A50) and the activity bonus (A51).  Round 0 resolves the deployment (A13–A15) and opens
 round 1 with production.
 
-Movement, one sub-step (A22, A25, A91–A97):
+Movement, one sub-step (A22, A25, A91–A97, A100–A106):
 
 (a) *blocking*: terrain holds first (wrong terrain, off the board, cargo whose carrier moves, a
-    flag off its home island or onto a mine / aircraft / flag / carrier, boarders over
-    capacity), then a fixed point in which each pass is judged against the previous pass's holds:
-    a mover is held if a friendly unit on its target is not moving or held (own flags never block
-    their owner's land units, A62), or if an unheld friendly mover with a smaller id targets the
-    same tile.  Aircraft take part only at their last step; boarders are exempt.
+    flag off its home island or onto a mine (A100), boarders over capacity), then a fixed point in
+    which each pass is judged against the previous pass's holds: a mover is held if a friendly
+    unit on its target is not moving or held (own flags never block their owner's land units,
+    A62), or if an unheld friendly mover with a smaller id targets the same tile; a moving flag
+    is held by an aircraft, another flag or a flag bearer that stays on its target (not moving,
+    or held: A100); a flag bearer is held by another enemy flag staying on its target (A103).
+    Aircraft take part only at their last step; boarders are exempt.
 (b) *swaps*: two unheld enemy movers (not aircraft, not cargo) targeting each other's tile fight,
-    both attacking; a flag swapping with an enemy land unit is picked up in place.  Then (a) again.
+    both attacking; a flag swapping with an enemy land unit is picked up in place.  Then (a) again
+    (a flag dropped there by a swap's loser now holds, A100).
 (c) *entering*: movers leave their tiles; boarders become cargo; on each tile the staying occupant
     (or parked aircraft) defends against the entrants in id order, else the entrants duel in id order
     all attacking; after a tie the next entrant takes the tile unopposed.  Flags lying on the tile,
-    entering it or dropped there are settled after its duels (A61, A62, A97).  Rafts are placed at
-    the end of the sub-step in ship id order (A95), then flags go home in flag id order (A98).
+    entering it or dropped there are settled after its duels (A61, A62, A97, A102, A106); an
+    aircraft ending its step on a flag's tile never sends it home (A101).  Rafts are placed at the
+    end of the sub-step in ship id order (A95), then flags go home in flag id order (A98); aircraft
+    in mid-flight occupy no tile for either (A104).
 
-Choices where the text leaves room (documented for the independent implementation):
+Judgement calls, each with the rule that settles it (documented for the independent implementation):
+- A100: "carrier" in A97 means a flag bearer, not a ship or transport plane; an aircraft, flag or
+  bearer holds a moving flag only while it stays on the tile, judged in the blocking fixed point
+  and again after the swaps; a mine or a step off the home island holds it with the terrain holds;
+- A101: a flag and an enemy aircraft ending a step on one tile: the flag stays, the aircraft is
+  lost at the landing check (not alone on its tile);
+- A102: the owner's land unit meeting an enemy carrying its flag (either one entering) sends the
+  flag home before the tile's duels; the two units then fight;
+- A103: a bearer is held rather than enter a tile holding another enemy flag (lying there, not
+  carried), judged like A100 in the fixed point: a flag that steps away unheld holds nobody;
+- A104: an aircraft in mid-flight does not make a tile occupied for rafts or flags going home;
+- A105: ties between tiles (nearest empty tile) follow :func:`engine.archipelago.board.tie_key`:
+  distance, then bearing clockwise from North;
+- A106: a moving flag and an enemy bearer entering one tile together: the duels run as usual and,
+  if the bearer holds the tile, the flag goes home;
+- A97/A61: a flag dropped by a defender killed on land with no survivor stays on the tile; one
+  dropped by a killed entrant goes home.
+
+Choices where the text still leaves room:
 - flags sent home during a sub-step are placed at its end, in flag id order, after rafts;
-- "carrier" in A97 (a flag is held rather than step onto it) is a unit that takes cargo (A24's
-  word); a flag stepping onto an enemy that already bears a flag goes home (one flag per unit);
-- a flag dropped by a defender killed on land with no survivor stays on the tile; one dropped by
-  a killed entrant goes home (A97);
-- a unit killed by a bombardment or strike drops a carried flag on its tile if it is empty;
-- ties between tiles (nearest empty tile) follow :func:`engine.archipelago.board.tie_key`.
+- a flag "swapping" with an enemy bearer (who cannot carry a second flag): neither moves, nothing
+  else happens;
+- a unit killed by a bombardment or strike drops a carried flag on its tile if it is empty.
 """
 
 from __future__ import annotations
@@ -391,7 +411,9 @@ class Resolver:
                 if dom == AIR:
                     continue
                 if typ == "flag":
-                    if not b.is_home_of(t, u.owner) or self._flag_blocked(t):
+                    # A100: off the home island or onto a mine: held from the start of the
+                    # sub-step; aircraft, flags and bearers hold it in the fixed point
+                    if not b.is_home_of(t, u.owner) or self._mine_on(t):
                         terrain.add(m)
                     continue
                 if dom == LAND:
@@ -486,15 +508,9 @@ class Resolver:
                 self.air.setdefault(units[m].tile, []).append(m)
         self._landing_check()
 
-    def _flag_blocked(self, t: Tile) -> bool:
+    def _mine_on(self, t: Tile) -> bool:
         o = self.occ.get(t)
-        if self.air.get(t):
-            return True
-        if o is None:
-            return False
-        u = self.units[o]
-        ut = UNIT_TYPES[u.type]
-        return ut.is_mine or ut.is_flag or ut.is_carrier
+        return o is not None and UNIT_TYPES[self.units[o].type].is_mine
 
     def _idle_carrier(self, t: Tile, owner: int, moving_order: set[str], mset: set[str]) -> str | None:
         o = self.occ.get(t)
@@ -542,7 +558,16 @@ class Resolver:
                     here.extend(lst)
                 for o in here:
                     ou = units[o]
-                    if ou.owner != u.owner or (o in mset and o not in held):
+                    if o in mset and o not in held:
+                        continue  # it leaves the tile: it holds nobody (A100)
+                    if u.type == "flag" and (DOMAIN[ou.type] == AIR or ou.type == "flag"
+                                             or ou.flag is not None):
+                        new.append(m)  # A100: a staying aircraft, flag or flag bearer
+                        break
+                    if u.flag is not None and ou.type == "flag" and ou.owner != u.owner:
+                        new.append(m)  # A103: a bearer does not enter another enemy flag
+                        break
+                    if ou.owner != u.owner:
                         continue
                     if ou.type == "flag" and DOMAIN[u.type] == LAND and u.type != "flag":
                         continue  # A62: the owner's land unit sends its flag home
@@ -662,8 +687,8 @@ class Resolver:
                     self.home_queue.append(fid)
             elif hu is None and how in ("lying", "dropped") and t not in self.occ:
                 self.place(f, t)
-            elif hu is None and how == "enter" and t not in self.occ and not self.air.get(t):
-                self.place(f, t)
+            elif hu is None and how == "enter" and t not in self.occ:
+                self.place(f, t)  # an aircraft ending its step here does not send it home (A101)
             elif hu is not None and hu.type == "flag" and how != "dropped_entering":
                 self.home_queue.append(fid)  # two flags on one tile: the smaller id stays
             else:

@@ -355,3 +355,21 @@ def test_a21_engine_matches_reference_on_random_scenarios(chunk: int) -> None:
         if report is not None:
             failures.append(f"--- seed {SEED0 + 1000 + i}: {report}")
     assert not failures, f"{len(failures)} mismatches\n" + "\n\n".join(failures[:3])
+
+
+def test_a21_reference_is_independent_of_the_engine() -> None:
+    """The reference imports nothing from the engine (it shares only the scenario format)."""
+    import ast
+    from pathlib import Path
+
+    ref_dir = Path(__file__).parent / "reference"
+    for path in sorted(ref_dir.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for n in names:
+                assert not n.startswith("engine"), f"{path.name} imports {n}"

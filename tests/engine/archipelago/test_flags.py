@@ -113,19 +113,22 @@ def test_a61_bearer_killed_at_sea_sends_the_flag_home():
 
 
 def test_a97_a_unit_carries_at_most_one_flag():
+    # A103: a bearer is held rather than enter a tile holding another enemy flag
     units = [U("F0", 0, "flag", 2, 1), U("F2", 2, "flag"), U("e", 1, "rank1", 3, 1, flag="F2")]
     r = run(F, units, {1: orders(mv("e", "W"))})
-    assert at(r, "e") == (2, 1) and unit(r, "e")["flag"] == "F2"
-    assert at(r, "F0") == (0, 0)
+    assert at(r, "e") == (3, 1) and unit(r, "e")["flag"] == "F2"
+    assert at(r, "F0") == (2, 1) and "carrier" not in unit(r, "F0")
 
 
-def test_a97_two_flags_ending_on_one_empty_tile_smaller_id_stays():
-    # fa (player 0's) steps onto (3,1) while the bearer there (carrying fb) dies in a tie.
+def test_a100_flag_held_by_a_staying_bearer_that_dies_in_the_same_substep():
+    # fa (player 0's) is ordered onto (3,1), where the bearer e (carrying fb) stays: the flag is
+    # held (A100).  c, player 2's own unit, enters: fb goes home first (A102), then e and c die
+    # in a tie; fa does not move into the tile the bearer left by dying.
     units = [U("fa", 0, "flag", 2, 1), U("fb", 2, "flag"), U("e", 1, "rank1", 3, 1, flag="fb"),
              U("c", 2, "rank1", 3, 0)]
     r = run(F, units, {0: orders(mv("fa", "E")), 2: orders(mv("c", "S"))})
     assert not alive(r, "e") and not alive(r, "c")
-    assert at(r, "fa") == (3, 1)
+    assert at(r, "fa") == (2, 1)
     assert at(r, "fb") == (0, 4)  # player 2's base
 
 
@@ -158,10 +161,11 @@ def test_a64_flag_goes_home_to_the_nearest_empty_home_tile_when_the_base_is_take
     assert at(r, "F0") == (0, 1)
 
 
-def test_a97_flag_stepping_onto_an_enemy_bearer_goes_home():
+def test_a97_flag_stepping_onto_a_staying_enemy_bearer_is_held():
+    # A100: a flag bearer staying on the tile holds a moving flag (it cannot carry a second one)
     units = [U("F0", 0, "flag", 2, 1), U("F2", 2, "flag"), U("e", 1, "rank1", 3, 1, flag="F2")]
     r = run(F, units, {0: orders(mv("F0", "E"))})
-    assert unit(r, "e")["flag"] == "F2" and at(r, "F0") == (0, 0)
+    assert unit(r, "e")["flag"] == "F2" and at(r, "F0") == (2, 1)
 
 
 def test_a98_going_home_falls_back_to_the_nearest_empty_land_tile():

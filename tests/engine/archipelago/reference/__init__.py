@@ -1,6 +1,6 @@
 """An independent, test-only reference implementation of Archipelago movement and combat.
 
-Written from the spec (A10–A35, A43, A60–A64, A91–A99) without looking at the engine's resolver;
+Written from the spec (A10–A35, A43, A60–A64, A91–A106) without looking at the engine's resolver;
 see :mod:`tests.engine.archipelago.reference.movement`.
 """
 

@@ -2,7 +2,13 @@
 (A34) and the flags step (A63), working on plain scenario data (engine/archipelago/scenario.py).
 
 Test-only code: plain, readable and slow.  It deliberately shares nothing with the engine except
-the scenario *format*; the unit table below is copied from the spec's table by hand.
+the scenario *format*; the unit table below is copied from the spec's table by hand.  It follows
+the spec's text, including the points settled after differential testing (A100–A106): a moving
+flag is held by a mine or a step off its home island from the start of the sub-step, and by an
+aircraft, another flag or a flag bearer only while that unit stays on the tile (A100); aircraft
+never send a flag home (A101); a bearer does not enter another enemy flag (A103); aircraft in
+flight occupy no tile (A104); equal distances break by bearing clockwise from North (A105).
+Where the text is silent the choice is said where it is made.
 
 Only move orders given as ``path`` are understood (no actions, builds or planned ``to`` moves).
 
@@ -14,6 +20,7 @@ Result (compare with ``resolve_scenario``)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,12 +94,13 @@ def _tile(v: Any) -> Tile:
     return (int(v[0]), int(v[1]))
 
 
-def a28_key(origin: Tile, t: Tile) -> tuple[int, str]:
-    """A28: Manhattan distance, then direction N, E, S, W — read as the lexicographically first
-    shortest path of directions (N < E < S < W)."""
+def a28_key(origin: Tile, t: Tile) -> tuple[int, float]:
+    """A28/A105: Manhattan distance, then the bearing of ``t`` from ``origin`` measured clockwise
+    from North in degrees (N 0, NE 45, E 90, ..., NW 315).  y grows South, so North is -y.
+    Two tiles at one distance never share a bearing, and their bearings differ by far more than
+    a float's error."""
     dx, dy = t[0] - origin[0], t[1] - origin[1]
-    steps = "N" * max(0, -dy) + "E" * max(0, dx) + "S" * max(0, dy) + "W" * max(0, -dx)
-    return (abs(dx) + abs(dy), steps.translate(str.maketrans("NESW", "0123")))
+    return (abs(dx) + abs(dy), math.degrees(math.atan2(dx, -dy)) % 360.0)
 
 
 class Ref:
@@ -122,8 +130,8 @@ class Ref:
                         todo.append(n)
             self.home[p] = comp
         self.units: dict[str, RUnit] = {}
-        # aircraft between two steps of their path: over a tile, but on none of them — the engine's
-        # reading where the spec says "empty" (rafts A33, going home A98) and "step onto an aircraft"
+        # aircraft between two steps of their path: over a tile, but on none of them (A104: they do
+        # not make a tile occupied for rafts, A33, or flags going home, A98)
         self.inflight: set[str] = set()
         for e in scenario.get("units") or ():
             tile = _tile(e["tile"]) if e.get("tile") is not None else (-1, -1)
@@ -230,7 +238,8 @@ class Ref:
 
     def flush_home(self) -> None:
         """Land the flags sent home, in id order.  Which tiles are empty is judged at the end of the
-        sub-step (the spec's "at once" leaves open against which positions: the engine's reading)."""
+        sub-step, after the rafts (A95 places rafts then; A62's "at once" does not say against
+        which positions a flag lands, A104 only that aircraft in flight do not count)."""
         queue, self.home_queue = sorted(set(self.home_queue)), []
         for fid in queue:
             if fid in self.units:
@@ -383,13 +392,10 @@ def _substep(r: Ref, s: int, paths: dict[str, list[str]], stopped: set[str]) -> 
             continue
         dom = domain(u.type)
         if u.type == "flag":
-            if t not in r.home[u.owner]:
-                held.add(uid)
-                continue
-            # "a carrier" read as a ship or transport plane, not a flag's bearer (ambiguous; the
-            # engine's reading, pinned by test_a97_two_flags_ending_on_one_empty_tile_smaller_id_stays)
-            if any(o.type in MINES or is_air(o.type) or o.type == "flag" or TABLE[o.type][3] > 0
-                   for o in r.standing(t)):
+            # A100: a step off the home island and a mine on the target hold a flag from the start
+            # of the sub-step, with the terrain holds; aircraft, flags and bearers only while they
+            # stay (judged in the blocking passes below)
+            if t not in r.home[u.owner] or any(o.type in MINES for o in r.standing(t)):
                 held.add(uid)
             continue
         if dom == "land":
@@ -410,6 +416,12 @@ def _substep(r: Ref, s: int, paths: dict[str, list[str]], stopped: set[str]) -> 
                 held.add(uid)
     terrain = set(held)
 
+    def on_tile(t: Tile, cur: set[str]) -> list[RUnit]:
+        """Units on ``t`` in this pass: standing ones, and an aircraft in mid-flight over ``t``
+        once it is held there (a held unit stops where it is, A27)."""
+        return [o for o in r.units.values()
+                if o.carrier is None and o.tile == t and (o.id not in r.inflight or o.id in cur)]
+
     def fixed_point(live: dict[str, Tile], start: set[str]) -> set[str]:
         cur = set(start)
         for _ in range(200):
@@ -418,13 +430,22 @@ def _substep(r: Ref, s: int, paths: dict[str, list[str]], stopped: set[str]) -> 
                 if uid in start or uid in boarders or flying(uid):
                     continue
                 u = r.units[uid]
-                for o in r.standing(t):
-                    if o.id == uid or o.owner != u.owner:
+                for o in on_tile(t, cur):
+                    if o.id == uid:
+                        continue
+                    stays = o.id not in live or o.id in cur  # not moving, or itself held
+                    if not stays:
+                        continue  # a unit that leaves the tile holds nobody (A100)
+                    if u.type == "flag" and (is_air(o.type) or o.type == "flag" or o.flag is not None):
+                        new.add(uid)  # A100: an aircraft, another flag or a bearer holds a flag
+                    if (u.flag is not None and o.type == "flag" and o.carrier is None
+                            and o.owner != u.owner):
+                        new.add(uid)  # A103: a bearer is held rather than enter another enemy flag
+                    if o.owner != u.owner:
                         continue
                     if o.type == "flag" and is_fighting_land(u.type):
                         continue  # A62 overrides friendly blocking
-                    if o.id not in live or o.id in cur:
-                        new.add(uid)
+                    new.add(uid)
                 for oid, ot in live.items():
                     if (oid < uid and ot == t and r.units[oid].owner == u.owner and oid not in cur
                             and oid not in boarders and not flying(oid)):
@@ -456,6 +477,8 @@ def _substep(r: Ref, s: int, paths: dict[str, list[str]], stopped: set[str]) -> 
                 continue
             if ua.type == "flag" or ub.type == "flag":
                 f, o = (ua, ub) if ua.type == "flag" else (ub, ua)
+                # picked up in place, neither moves (A97); a bearer cannot take a second flag
+                # (A61): then neither moves and nothing else happens (the spec is silent)
                 if o.type != "flag" and is_fighting_land(o.type) and o.flag is None:
                     o.flag = f.id
                     f.carrier = o.id
@@ -608,8 +631,6 @@ def _enter_tile(r: Ref, t: Tile, stay: list[RUnit], ents: list[str], stopped: se
         final = alive_here[0] if len(alive_here) == 1 else None
     flags_here = sorted(u.id for u in r.units.values() if u.type == "flag" and u.carrier is None and u.tile == t)
     entering_drop = {f for f, ent in dropped if ent}
-    lying_before = {u.id for u in stay if u.type == "flag" and u.carrier is None and u.tile == t}
-    landing_air = [e for e in ents if e in r.units and is_air(r.units[e].type) and e not in r.inflight]
     for fid in flags_here:
         f = r.units[fid]
         if final is not None and is_fighting_land(final.type) and final.owner != f.owner and final.flag is None:
@@ -618,24 +639,15 @@ def _enter_tile(r: Ref, t: Tile, stay: list[RUnit], ents: list[str], stopped: se
             f.tile = final.tile
             stopped.add(final.id)
         elif final is not None and is_fighting_land(final.type):
-            # the owner's unit sends it home (A62); a bearer already carrying a flag cannot take a
-            # second one (A97) — the spec does not say where it goes: home, as the engine reads it
+            # the owner's unit sends it home (A62); a bearer holding the tile cannot take a second
+            # flag (A61) and the flag goes home (A106)
             r.go_home(f)
         elif fid in entering_drop:
-            r.go_home(f)
-        elif fid in ents and lying_before - {fid}:
-            # a flag stepping onto a tile where another flag came to lie after its step was judged
-            # (dropped by a bearer killed in a swap): A97's "the smaller id stays" or "held rather
-            # than step onto another flag"?  The spec is not precise: the engine sends it home
-            r.go_home(f)
-        elif fid in ents and landing_air:
-            # a flag stepping onto a tile where an aircraft lands in the same sub-step: the spec
-            # says nothing (A97 holds a flag only from a standing aircraft): home, the engine's reading
-            r.go_home(f)
+            r.go_home(f)  # A97: a carrier killed while entering, no land unit to take the flag
+        # otherwise the flag lies here; an aircraft ending its step here never sends it home (A101)
     rest = sorted(u.id for u in r.units.values() if u.type == "flag" and u.carrier is None and u.tile == t)
-    if len(rest) > 1 and not any(u.type != "flag" for u in r.standing(t)):
-        for fid in rest[1:]:
-            r.go_home(r.units[fid])
+    for fid in rest[1:]:  # A97: two flags ending on one tile: the smaller id stays
+        r.go_home(r.units[fid])
 
 
 def _place_rafts(r: Ref, rafts: Rafts) -> None:
