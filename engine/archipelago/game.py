@@ -31,6 +31,7 @@ from typing import Any
 from engine.archipelago import economy
 from engine.archipelago.board import Board, Tile, tie_key
 from engine.archipelago.fog import simple_view, tiles_mask, update_memory
+from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.randplay import random_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
@@ -118,10 +119,8 @@ def default_layout(board: Board, seat: int) -> list[tuple[str, Tile]]:
 
 def new_game(config: Mapping[str, Any], seed: int) -> State:
     cfg = normalize_config(config)
-    from engine.archipelago.mapgen import generate_map
-
     players = int(cfg["players"])
-    board = Board.from_map(generate_map(seed, players))
+    board = generate_map(seed, players)
     return initial_state(board, players, seed, target=int(cfg["target"]), max_rounds=int(cfg["max_rounds"]))
 
 
