@@ -30,13 +30,14 @@ from typing import Any
 
 from engine.archipelago import economy
 from engine.archipelago.board import Board, Tile, tie_key
-from engine.archipelago.fog import simple_view, tiles_mask, update_memory
+from engine.archipelago.fog import tiles_mask, update_memory
 from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.randplay import random_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
+from engine.archipelago.view import view as player_view
 from engine.actions import chat_event, parse_action
 from engine.base import Event, Orders, Outcome, player_seat
 from engine.errors import GameError, InvalidOrder, RateLimited
@@ -193,12 +194,8 @@ class ArchipelagoGame:
         return State.from_dict(d)
 
     def view(self, state: State, player: int) -> dict[str, Any]:
-        try:
-            from engine.archipelago.view import view as fog_view
-        except ImportError:
-            return simple_view(state, player)
-        result: dict[str, Any] = fog_view(state, player)
-        return result
+        """Everything ``player`` may know (A80–A85): :func:`engine.archipelago.view.view`."""
+        return player_view(state, player)
 
     def expected_players(self, state: State) -> list[int]:
         return [] if state.outcome is not None else list(range(state.players))
