@@ -1,14 +1,32 @@
-"""The immutable board an Archipelago state plays on, and tile helpers (A6–A8, A28).
+"""The Archipelago board (A6–A8): the one map model, its text drawing, and tile helpers (A28).
 
-:class:`Board` needs only what the map generator's ``GameMap`` offers (width, height, land,
-islands, bases, resources, ports): ``Board.from_map`` copies any such map once per game, and the
-state shares the same Board object between rounds (it is never copied per round).
+:class:`Board` is immutable and shared by every state of one game (never copied per round).  The
+map generator (:func:`engine.archipelago.mapgen.generate_map`) builds it with
+:meth:`Board.from_parts`, hand-drawn boards are read by :func:`parse_board`, a saved state's board
+by :meth:`Board.from_dict`.
 
 Tiles are ``(x, y)`` tuples: x the column, y the row, row 0 on top.  Directions are N (y-1),
 E (x+1), S (y+1), W (x-1); A28 orders ties by Manhattan distance, then direction: among tiles at
 one distance, by bearing clockwise from North (A105; neighbours N, E, S, W).
 
-Serialised form (``Board.to_dict``)::
+Islands (A7) are the 4-connected groups of land: a **home** island per seat (owner = seat), **ring**
+and **centre** islands.  ``land`` is the union of the islands' tiles, ``bases[seat]`` a tile of
+that seat's home island, ``resources`` maps producing land tiles to their resource and ``ports``
+port tiles to the resource they trade 2:1 (A52); a tile is never both.  :meth:`Board.validate`
+checks all this; generated and drawn maps are checked when built.
+
+Drawing (:meth:`Board.render`, read back by :func:`parse_board`): one character per tile, rows
+joined by ``"\\n"``:
+
+* ``.`` sea, ``#`` plain land, ``B`` a base;
+* ``w`` wood, ``f`` food, ``i`` iron, ``u`` fuel (a producing land tile);
+* ``W``, ``F``, ``I``, ``U``: a port trading wood, food, iron, fuel (A52).
+
+:meth:`Board.render_islands` is a second rendering showing each land tile's island id
+(``0-9``, then ``a-z``, then ``A-Z``).  Scenario rows (:mod:`engine.archipelago.scenario`) are a
+lenient dialect of the same drawing (:func:`parse_board` with ``dialect="scenario"``).
+
+Serialised form (``Board.to_dict``; not a drawing: everything but the land is listed)::
 
     {"width": W, "height": H,
      "rows": ["..##..", ...],              # "." sea, "#" land, one string per row
@@ -21,11 +39,22 @@ Serialised form (``Board.to_dict``)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal
 
 Tile = tuple[int, int]
+
+ISLAND_KINDS: tuple[str, ...] = ("home", "ring", "centre")
+#: A9: a centre island has 9 tiles; a drawing without ``centres`` calls any island this big a centre
+CENTRE_SIZE = 9
+
+#: the drawing's alphabet (module docstring)
+RESOURCE_GLYPHS: Mapping[str, str] = {"w": "wood", "f": "food", "i": "iron", "u": "fuel"}
+PORT_GLYPHS: Mapping[str, str] = {"W": "wood", "F": "food", "I": "iron", "U": "fuel"}
+_GLYPH_OF_RESOURCE = {v: k for k, v in RESOURCE_GLYPHS.items()}
+_GLYPH_OF_PORT = {v: k for k, v in PORT_GLYPHS.items()}
+_ID_GLYPHS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 DIRS: tuple[str, ...] = ("N", "E", "S", "W")
 DELTA: dict[str, Tile] = {"N": (0, -1), "E": (1, 0), "S": (0, 1), "W": (-1, 0)}
@@ -134,36 +163,31 @@ def _index_table(width: int, height: int) -> list[list[tuple[str, int]]]:
     return table
 
 
-class MapLike(Protocol):
-    """What a map generator's map offers (the subset the engine relies on)."""
-
-    @property
-    def width(self) -> int: ...
-    @property
-    def height(self) -> int: ...
-    @property
-    def land(self) -> frozenset[Tile]: ...
-    @property
-    def islands(self) -> Any: ...
-    @property
-    def bases(self) -> Any: ...
-    @property
-    def resources(self) -> Mapping[Tile, str]: ...
-    @property
-    def ports(self) -> Mapping[Tile, str]: ...
-
-
 @dataclass(frozen=True)
 class Island:
+    """A 4-connected group of land tiles (A7); ``owner`` is the seat of a home island."""
+
     id: int
     kind: str  # "home" | "ring" | "centre"
     tiles: tuple[Tile, ...]
-    owner: int | None
+    owner: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "owner": self.owner, "tiles": [[x, y] for x, y in self.tiles]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Island:
+        owner = d.get("owner")
+        return cls(int(d["id"]), str(d["kind"]), tuple((int(a), int(b)) for a, b in d["tiles"]),
+                   None if owner is None else int(owner))
 
 
 @dataclass(frozen=True, eq=False)
 class Board:
-    """An immutable board shared by every state of one game."""
+    """An immutable board shared by every state of one game (module docstring: fields, drawing).
+
+    Boards compare by identity (one object per game, the key of per-board caches); compare
+    :meth:`to_dict` for equal content."""
 
     width: int
     height: int
@@ -203,6 +227,9 @@ class Board:
     def island_index(self, t: Tile) -> int | None:
         return self._island_of.get(t)
 
+    def islands_of_kind(self, kind: str) -> tuple[Island, ...]:
+        return tuple(i for i in self.islands if i.kind == kind)
+
     def home_island(self, seat: int) -> Island:
         return self.islands[self._home[seat]]
 
@@ -225,6 +252,13 @@ class Board:
         x, y = t  # a tile off the board: its in-bounds neighbours
         return tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)) if self.in_bounds(n))
 
+    def sea_neighbours(self, t: Tile) -> list[Tile]:
+        return [n for n in self.neighbours(t) if n not in self.land]
+
+    def coast(self, island: Island) -> tuple[Tile, ...]:
+        """The sea tiles orthogonally adjacent to ``island``, sorted."""
+        return tuple(sorted({n for t in island.tiles for n in self.sea_neighbours(t)}))
+
     def within(self, t: Tile, r: int) -> tuple[Tile, ...]:
         """In-bounds tiles within Manhattan distance ``r`` of ``t`` (shared tables per board size)."""
         return _within_table(self.width, self.height, r)[t]
@@ -246,16 +280,82 @@ class Board:
     def tile_at(self, i: int) -> Tile:
         return (i % self.width, i // self.width)
 
-    # -- construction / serialisation ---------------------------------------------------------
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first inconsistency (module docstring: A6–A8 shape)."""
+        island_at: dict[Tile, Island] = {}
+        homes: dict[int, Island] = {}
+        for island in self.islands:
+            if island.kind not in ISLAND_KINDS:
+                raise ValueError(f"island {island.id}: unknown kind {island.kind!r}")
+            for t in island.tiles:
+                if t in island_at:
+                    raise ValueError(f"tile {t} is in islands {island_at[t].id} and {island.id}")
+                island_at[t] = island
+            if island.kind == "home":
+                if island.owner is None or island.owner in homes:
+                    raise ValueError(f"home island {island.id} needs a distinct owner")
+                homes[island.owner] = island
+        if set(island_at) != set(self.land):
+            raise ValueError("land must be exactly the union of the islands' tiles")
+        for t in self.land:
+            if not self.in_bounds(t):
+                raise ValueError(f"land tile {t} is off the board")
+        if sorted(homes) != list(range(len(self.bases))):
+            raise ValueError(f"{len(self.bases)} bases need home islands of seats 0..{len(self.bases) - 1}")
+        for seat, base in enumerate(self.bases):
+            if base not in homes[seat].tiles:
+                raise ValueError(f"base {base} of seat {seat} is not on its home island")
+        for t in list(self.resources) + list(self.ports):
+            if t not in self.land:
+                raise ValueError(f"resource or port {t} is not on land")
+        if set(self.resources) & set(self.ports):
+            raise ValueError("a tile cannot be both a resource and a port")
+
+    # -- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_map(cls, m: MapLike) -> Board:
-        if isinstance(m, Board):
-            return m
-        islands = tuple(Island(int(i.id), str(i.kind), tuple(sorted((int(a), int(b)) for a, b in i.tiles)),
-                               None if i.owner is None else int(i.owner)) for i in m.islands)
-        return cls(width=int(m.width), height=int(m.height), land=frozenset(m.land), islands=islands,
-                   bases=tuple((int(a), int(b)) for a, b in m.bases),
-                   resources=dict(m.resources), ports=dict(m.ports))
+    def from_parts(cls, width: int, height: int, homes: Sequence[Sequence[Tile]],
+                   rings: Sequence[Sequence[Tile]], centres: Sequence[Sequence[Tile]],
+                   bases: Sequence[Tile], resources: Mapping[Tile, str], ports: Mapping[Tile, str]) -> Board:
+        """A checked board with islands in the canonical order: ``homes[seat]`` first (id = seat),
+        then the rings, then the centres, each of these two groups ordered by its smallest tile.
+
+        Raises ``ValueError`` (:meth:`validate`) if the parts do not make a board."""
+        islands: list[Island] = []
+        for seat, tiles in enumerate(homes):
+            islands.append(Island(len(islands), "home", tuple(sorted(tiles)), seat))
+        for kind, groups in (("ring", rings), ("centre", centres)):
+            for tiles in sorted(tuple(sorted(g)) for g in groups):
+                islands.append(Island(len(islands), kind, tiles, None))
+        board = cls(width=width, height=height, land=frozenset(t for i in islands for t in i.tiles),
+                    islands=tuple(islands), bases=tuple(bases),
+                    resources=dict(sorted(resources.items())), ports=dict(sorted(ports.items())))
+        board.validate()
+        return board
+
+    # -- text ------------------------------------------------------------------------------------
+    def glyph(self, t: Tile) -> str:
+        """The drawing's character for ``t`` (module docstring)."""
+        if t not in self.land:
+            return "."
+        if t in self.ports:
+            return _GLYPH_OF_PORT[self.ports[t]]
+        if t in self.resources:
+            return _GLYPH_OF_RESOURCE[self.resources[t]]
+        if t in self.bases:
+            return "B"
+        return "#"
+
+    def render(self) -> str:
+        """The drawing (module docstring): one character per tile, rows joined by newlines;
+        ``parse_board(board.render())`` reads back a board with the same ``to_dict()``."""
+        return "\n".join("".join(self.glyph((x, y)) for x in range(self.width)) for y in range(self.height))
+
+    def render_islands(self) -> str:
+        """Like :meth:`render`, but land shows its island id (``0-9a-zA-Z``)."""
+        def ch(t: Tile) -> str:
+            island = self.island_of(t)
+            return "." if island is None else _ID_GLYPHS[island.id % len(_ID_GLYPHS)]
+        return "\n".join("".join(ch((x, y)) for x in range(self.width)) for y in range(self.height))
 
     def rows(self) -> list[str]:
         """The land mask as text rows (computed once: the board never changes)."""
@@ -264,13 +364,13 @@ class Board:
                               for y in range(self.height))
         return list(self._rows)
 
+    # -- serialisation ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         def tl(items: Iterable[tuple[Tile, str]]) -> list[list[Any]]:
             return [[t[0], t[1], r] for t, r in sorted(items, key=lambda i: (i[0][1], i[0][0]))]
         return {
             "width": self.width, "height": self.height, "rows": self.rows(),
-            "islands": [{"id": i.id, "kind": i.kind, "owner": i.owner,
-                         "tiles": [[x, y] for x, y in i.tiles]} for i in self.islands],
+            "islands": [i.to_dict() for i in self.islands],
             "bases": [[x, y] for x, y in self.bases],
             "resources": tl(self.resources.items()),
             "ports": tl(self.ports.items()),
@@ -278,11 +378,158 @@ class Board:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Board:
+        """Deserialise :meth:`to_dict` (a saved state's board), exactly as it was.
+
+        Not a drawing, so not read by :func:`parse_board`: islands (ids, kinds, owners), bases,
+        resources and ports are listed and taken as they are (nothing is re-derived, so a scenario
+        board's own island numbering and kinds survive); the rows carry only the land, any
+        character but ``.``.  Not checked (a state is trusted data): call :meth:`validate`."""
         rows = d["rows"]
         land = frozenset((x, y) for y, row in enumerate(rows) for x, c in enumerate(row) if c != ".")
-        islands = tuple(Island(int(i["id"]), str(i["kind"]), tuple((int(a), int(b)) for a, b in i["tiles"]),
-                               None if i.get("owner") is None else int(i["owner"])) for i in d["islands"])
-        return cls(width=int(d["width"]), height=int(d["height"]), land=land, islands=islands,
+        return cls(width=int(d["width"]), height=int(d["height"]), land=land,
+                   islands=tuple(Island.from_dict(i) for i in d["islands"]),
                    bases=tuple((int(a), int(b)) for a, b in d["bases"]),
                    resources={(int(x), int(y)): str(r) for x, y, r in d["resources"]},
                    ports={(int(x), int(y)): str(r) for x, y, r in d["ports"]})
+
+
+# --------------------------------------------------------------------------------------------
+# The drawing read back
+
+Dialect = Literal["map", "scenario"]
+
+
+def land_groups(land: Iterable[Tile]) -> list[tuple[Tile, ...]]:
+    """The 4-connected groups of ``land`` (A7), each sorted, in the reading order (row by row,
+    left to right) of their first tile."""
+    todo = set(land)
+    groups: list[tuple[Tile, ...]] = []
+    for start in sorted(todo, key=lambda t: (t[1], t[0])):
+        if start not in todo:
+            continue
+        todo.discard(start)
+        group = [start]
+        i = 0
+        while i < len(group):
+            x, y = group[i]
+            i += 1
+            for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)):
+                if n in todo:
+                    todo.discard(n)
+                    group.append(n)
+        groups.append(tuple(sorted(group)))
+    return groups
+
+
+def parse_board(rows: str | Sequence[str], *, dialect: Dialect = "map", bases: Sequence[Tile] | None = None,
+                centres: Iterable[Tile] | None = None,
+                legend: Mapping[str, Mapping[str, str]] | None = None,
+                kinds: Mapping[Tile, str] | None = None) -> Board:
+    """A board from a drawing: a text, or its rows.  The one reader of text boards.
+
+    Every 4-connected group of land becomes an island.  Two dialects share the alphabet of the
+    module docstring (``.`` sea, ``#`` plain land, ``w f i u`` resources, ``W F I U`` ports) and
+    ``legend`` (extra land characters: ``{"x": {"resource": "wood", "port": "fuel"}}``):
+
+    ``dialect="map"`` — what :meth:`Board.render` writes, read back exactly (a rendered board reads
+    back with the same ``to_dict()``), for tests.  Leading/trailing blank lines and the whitespace
+    around each row are ignored; rows must have equal length; any other character is an error.
+    ``B`` marks a base; seats follow ``bases`` if given (the ``B`` tiles in seat order), else the
+    ``B`` tiles in reading order; a home island holds exactly one ``B``.  Another island is a
+    centre if it holds a tile of ``centres``, or, without ``centres``, if it has at least
+    :data:`CENTRE_SIZE` tiles; the rest are rings.  Islands are numbered canonically
+    (:meth:`Board.from_parts`) and the board is checked (:meth:`Board.validate`).
+
+    ``dialect="scenario"`` — hand-made scenario rows (:mod:`engine.archipelago.scenario`), lenient:
+    rows are taken as they are and may differ in length (the board is as wide as the longest); a
+    digit ``0``–``9`` is the base of that seat; any other character is plain land (``B`` is handy
+    for bases placed by ``bases``).  ``bases`` (seat order) replaces the digits.  The island
+    holding a seat's base is its home island, the others rings, unless ``kinds`` (tile -> kind of
+    the island holding it) says otherwise.  Islands are numbered in the reading order of their
+    first tile, and the board is not checked.
+
+    Raises ``ValueError`` naming the row and column of a bad character (map dialect).
+    """
+    legend = legend or {}
+    scenario = dialect == "scenario"
+    if dialect not in ("map", "scenario"):
+        raise ValueError(f"unknown dialect {dialect!r} (expected 'map' or 'scenario')")
+    lines = list(rows.strip("\n").split("\n") if isinstance(rows, str) else rows)
+    if scenario:
+        width = max((len(r) for r in lines), default=0)
+    else:
+        lines = [ln.strip() for ln in lines]
+        while lines and not lines[0]:
+            lines.pop(0)
+        while lines and not lines[-1]:
+            lines.pop()
+        if not lines:
+            raise ValueError("empty map")
+        width = len(lines[0])
+    height = len(lines)
+    land: set[Tile] = set()
+    resources: dict[Tile, str] = {}
+    ports: dict[Tile, str] = {}
+    marked: list[Tile] = []  # "B" (map)
+    numbered: dict[int, Tile] = {}  # digits (scenario)
+    for y, line in enumerate(lines):
+        if not scenario and len(line) != width:
+            raise ValueError(f"row {y}: {len(line)} characters, expected {width}")
+        for x, c in enumerate(line):
+            t = (x, y)
+            if c == ".":
+                continue
+            land.add(t)
+            if c in legend:
+                if legend[c].get("resource"):
+                    resources[t] = str(legend[c]["resource"])
+                if legend[c].get("port"):
+                    ports[t] = str(legend[c]["port"])
+            elif c in RESOURCE_GLYPHS:
+                resources[t] = RESOURCE_GLYPHS[c]
+            elif c in PORT_GLYPHS:
+                ports[t] = PORT_GLYPHS[c]
+            elif scenario:
+                if c.isdigit():
+                    numbered[int(c)] = t
+            elif c == "B":
+                marked.append(t)
+            elif c != "#":
+                raise ValueError(f"row {y}, column {x}: unknown character {c!r}")
+    groups = land_groups(land)
+    if scenario:
+        seats = [(int(x), int(y)) for x, y in bases] if bases is not None else [numbered[i] for i in sorted(numbered)]
+        base_of = {t: p for p, t in enumerate(seats)}
+        islands = []
+        for i, g in enumerate(groups):
+            owner = next((base_of[t] for t in g if t in base_of), None)
+            kind = "home" if owner is not None else "ring"
+            for t in g:
+                if kinds and t in kinds:
+                    kind = kinds[t]
+            islands.append(Island(i, kind, g, owner if kind == "home" else None))
+        return Board(width=width, height=height, land=frozenset(land), islands=tuple(islands),
+                     bases=tuple(seats), resources=resources, ports=ports)
+    if bases is not None:
+        seats = [(int(x), int(y)) for x, y in bases]
+        if sorted(seats) != sorted(marked):
+            raise ValueError("bases must list exactly the B tiles of the drawing")
+    else:
+        seats = marked
+    centre_set = None if centres is None else {(int(x), int(y)) for x, y in centres}
+    seat_of = {b: s for s, b in enumerate(seats)}
+    homes: dict[int, tuple[Tile, ...]] = {}
+    rings: list[tuple[Tile, ...]] = []
+    centre_groups: list[tuple[Tile, ...]] = []
+    for g in sorted(groups):
+        in_group = [seat_of[t] for t in g if t in seat_of]
+        if len(in_group) > 1:
+            raise ValueError(f"island at {g[0]} holds {len(in_group)} bases")
+        if in_group:
+            homes[in_group[0]] = g
+        elif (len(g) >= CENTRE_SIZE) if centre_set is None else any(t in centre_set for t in g):
+            centre_groups.append(g)
+        else:
+            rings.append(g)
+    return Board.from_parts(width, height, [homes[s] for s in range(len(seats))], rings, centre_groups,
+                            seats, resources, ports)

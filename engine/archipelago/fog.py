@@ -1,23 +1,29 @@
-"""What a player can see (A80–A84) and the fog memory kept in the state (A81, A83).
+"""What a player can see (A80–A82) and the fog memory kept in the state (A81, A83).
+
+The one place sight is computed: the resolution, order validation and the player's view
+(:mod:`engine.archipelago.view`) all ask this module.
 
 ``visible_tiles(state, player)`` is A80: tiles within sight of the player's units (cargo sees
 nothing), its outposts (1) and its base (2).  An enemy submarine is seen only from a tile
 orthogonally adjacent to one of the player's units (with sight), outposts or base
-(:func:`sees_unit`).  :func:`update_memory` folds the current sight into the explored tiles and the
-enemy log after every resolution; :func:`simple_view` is a stand-in for ``view.py``.
+(:func:`watch_tiles`); :func:`enemy_in_sight` and :func:`sees_unit` say whether a unit is seen,
+:func:`shown_domain` what its A82 domain looks like.  :func:`update_memory` folds the current sight
+into the explored tiles and the enemy log after every resolution.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Container
 
-from engine.archipelago.board import DIRS, diamond, tile_dict
+from engine.archipelago.board import diamond
 from engine.archipelago.board import Tile as Tile
 from engine.archipelago.state import State, Unit
-from engine.archipelago.units import AIR, RESOURCES, UNIT_TYPES
+from engine.archipelago.units import AIR, UNIT_TYPES
 
 OUTPOST_SIGHT = 1
 BASE_SIGHT = 2
+_AIR_TYPES: frozenset[str] = frozenset(k for k, t in UNIT_TYPES.items() if t.domain == AIR)
+_NO_TILES: frozenset[Tile] = frozenset()
 
 
 def visible_tiles(state: State, player: int) -> set[Tile]:
@@ -60,25 +66,32 @@ def watch_tiles(state: State, player: int) -> set[Tile]:
     return out
 
 
+def enemy_in_sight(u: Unit, vis: Container[Tile], watch: Container[Tile]) -> bool:
+    """A80/A82 for another player's unit, given that player's :func:`visible_tiles` and
+    :func:`watch_tiles`: not cargo (nor a carried flag), on a tile in sight; a submarine only on a
+    tile orthogonally adjacent to a watcher."""
+    if u.carrier is not None or u.tile not in vis:
+        return False
+    return u.type != "submarine" or u.tile in watch
+
+
 def sees_unit(state: State, player: int, u: Unit, vis: set[Tile], watch: set[Tile] | None = None) -> bool:
-    """Whether ``player`` sees unit ``u`` (own units always; cargo and carried flags of others never)."""
+    """Whether ``player`` sees unit ``u`` (own units always; cargo and carried flags of others never).
+
+    ``watch`` (:func:`watch_tiles`) is computed here when left out and needed."""
     if u.owner == player:
         if u.type == "flag" and u.carrier is not None:  # A82: only while its (enemy) carrier is seen
             carrier = state.units.get(u.carrier)
             return carrier is not None and sees_unit(state, player, carrier, vis, watch)
         return True
-    if u.carrier is not None:
-        return False
-    if u.type == "submarine":
-        if watch is None:
-            watch = watch_tiles(state, player)
-        return u.tile in watch and u.tile in vis
-    return u.tile in vis
+    if watch is None and u.type == "submarine" and u.carrier is None:
+        watch = watch_tiles(state, player)
+    return enemy_in_sight(u, vis, _NO_TILES if watch is None else watch)
 
 
 def shown_domain(state: State, u: Unit) -> str:
     """A82: "air" for aircraft, else the terrain of the unit's tile."""
-    if UNIT_TYPES[u.type].domain == AIR:
+    if u.type in _AIR_TYPES:
         return "air"
     return "land" if u.tile in state.board.land else "sea"
 
@@ -129,66 +142,3 @@ def is_explored(state: State, player: int, t: Tile) -> bool:
     if not b.in_bounds(t):
         return False
     return bool(state.pstates[player].explored >> (t[1] * b.width + t[0]) & 1)
-
-
-def simple_view(state: State, player: int) -> dict[str, Any]:
-    """A simple correct view (own units in full, visible enemies as owner + shown domain)."""
-    b = state.board
-    ps = state.pstates[player]
-    vis = visible_tiles(state, player)
-    watch = watch_tiles(state, player)
-    rows = []
-    for y in range(b.height):
-        row = []
-        for x in range(b.width):
-            if not ps.explored >> (y * b.width + x) & 1:
-                row.append("?")
-            else:
-                row.append("#" if (x, y) in b.land else ".")
-        rows.append("".join(row))
-    units: list[dict[str, Any]] = []
-    for uid in sorted(state.units):
-        u = state.units[uid]
-        if u.owner == player:
-            if sees_unit(state, player, u, vis, watch):
-                units.append(u.to_dict())
-        elif sees_unit(state, player, u, vis, watch):
-            d: dict[str, Any] = {"id": u.id, "owner": u.owner, "domain": shown_domain(state, u),
-                                 "tile": tile_dict(u.tile)}
-            if u.id in ps.revealed:
-                d["type"] = u.type
-            units.append(d)
-    explored_feats = [
-        {"tile": tile_dict(t), "resource": r} for t, r in sorted(b.resources.items(), key=_yx)
-        if is_explored(state, player, t)
-    ]
-    ports = [{"tile": tile_dict(t), "resource": r} for t, r in sorted(b.ports.items(), key=_yx)
-             if is_explored(state, player, t)]
-    outposts = [{"tile": tile_dict(t), "owner": p} for t, p in sorted(state.outposts.items(), key=_yx)
-                if p == player or t in vis]
-    log = [{"unit": k, "owner": o, "tile": tile_dict(t), "round": r, **({"type": ty} if ty else {})}
-           for k, (t, r, ty, o) in sorted(ps.log.items()) if k not in state.units or
-           not sees_unit(state, player, state.units[k], vis, watch)]
-    others = [{"seat": p, "score": q.score, "resources": q.opening_total}
-              for p, q in enumerate(state.pstates)]
-    view: dict[str, Any] = {
-        "game": "archipelago", "player": player, "players": state.players, "round": state.round,
-        "version": state.version, "target": state.target, "max_rounds": state.max_rounds,
-        "width": b.width, "height": b.height, "rows": rows,
-        "base": tile_dict(b.bases[player]), "resources_on_map": explored_feats, "ports": ports,
-        "units": units, "outposts": outposts, "enemy_log": log,
-        "stock": dict(ps.stock), "score": ps.score, "scores": others,
-        "control": [tile_dict(t) for t, p in sorted(state.control.items(), key=_yx) if p == player],
-        "offers": [dict(o) for o in state.offers if o["from"] == player or o.get("to") in (None, player)],
-        "chat": [dict(m) for m in state.chat if m["from"] == player or m.get("to") in (None, player)],
-        "directions": list(DIRS), "resources": list(RESOURCES),
-    }
-    if ps.bonus is not None:
-        view["bonus"] = ps.bonus
-    if state.outcome is not None:
-        view["outcome"] = dict(state.outcome)
-    return view
-
-
-def _yx(item: tuple[Tile, Any]) -> tuple[int, int]:
-    return (item[0][1], item[0][0])

@@ -34,12 +34,14 @@ from typing import Any
 
 from engine.archipelago import economy
 from engine.archipelago.board import Board, Tile, tie_key
-from engine.archipelago.fog import simple_view, tiles_mask, update_memory
+from engine.archipelago.fog import tiles_mask, update_memory
+from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.randplay import random_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
+from engine.archipelago.view import view as player_view
 from engine.actions import chat_event, parse_action
 from engine.base import Event, Orders, Outcome, player_seat
 from engine.errors import GameError, InvalidOrder, RateLimited
@@ -124,10 +126,8 @@ def default_layout(board: Board, seat: int) -> list[tuple[str, Tile]]:
 
 def new_game(config: Mapping[str, Any], seed: int) -> State:
     cfg = normalize_config(config)
-    from engine.archipelago.mapgen import generate_map
-
     players = int(cfg["players"])
-    board = Board.from_map(generate_map(seed, players))
+    board = generate_map(seed, players)
     return initial_state(board, players, seed, target=int(cfg["target"]), max_rounds=int(cfg["max_rounds"]))
 
 
@@ -200,12 +200,9 @@ class ArchipelagoGame:
         return State.from_dict(d)
 
     def view(self, state: State, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
-        try:
-            from engine.archipelago.view import view as fog_view
-        except ImportError:
-            return simple_view(state, player)
-        result: dict[str, Any] = fog_view(state, player, list(events) if events is not None else None)
-        return result
+        """Everything ``player`` may know (A80–A85): :func:`engine.archipelago.view.view`, with the
+        last round's ``events`` addressed to it."""
+        return player_view(state, player, list(events) if events is not None else None)
 
     def expected_players(self, state: State) -> list[int]:
         return [] if state.outcome is not None else list(range(state.players))

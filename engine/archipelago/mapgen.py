@@ -43,30 +43,22 @@ the circle of homes, no ring shared by two homes is 2 nearer to both of them tha
 (Manhattan triangle inequality), so there the homes stand in a fan on one side of the centre
 island, which sits near a board edge.
 
-Seats are numbered in the reading order of their bases (row by row, left to right); island ids
-are the homes first (id = seat), then the rings, then the centre island(s), each of these two
-groups ordered by its smallest tile.  :func:`parse_map` numbers seats and islands the same way,
-so a rendering reads back as the very same map.
-
-Rendering (:meth:`GameMap.render`, read back by :func:`parse_map`): one character per tile, rows
-joined by ``"\\n"``:
-
-* ``.`` sea, ``#`` plain land, ``B`` a base;
-* ``w`` wood, ``f`` food, ``i`` iron, ``u`` fuel (a producing land tile);
-* ``W``, ``F``, ``I``, ``U``: a port trading wood, food, iron, fuel (A52).
-
-:meth:`GameMap.render_islands` is a second rendering showing each land tile's island id
-(``0-9``, then ``a-z``, then ``A-Z``).
+The result is a :class:`engine.archipelago.board.Board` (the one map model), built by
+:meth:`Board.from_parts <engine.archipelago.board.Board.from_parts>`.  Seats are numbered in the
+reading order of their bases (row by row, left to right); island ids are the homes first
+(id = seat), then the rings, then the centre island(s), each of these two groups ordered by its
+smallest tile.  :func:`engine.archipelago.board.parse_board` numbers seats and islands the same
+way, so a rendering (:meth:`Board.render <engine.archipelago.board.Board.render>`, alphabet in
+:mod:`engine.archipelago.board`) reads back as the very same map.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
+from engine.archipelago.board import CENTRE_SIZE, Board, Island, Tile
 from engine.rng import Rng
 
 __all__ = [
@@ -76,22 +68,14 @@ __all__ = [
     "HOME_GAP",
     "HOME_RESOURCES",
     "HOME_SIZE",
-    "ISLAND_KINDS",
     "RESOURCES",
     "RING_SIZE",
-    "GameMap",
-    "Island",
-    "Tile",
     "generate_map",
-    "parse_map",
     "sea_distance",
 ]
 
-Tile = tuple[int, int]
-
 #: the four resources, in the A51 tie order
 RESOURCES: tuple[str, ...] = ("wood", "food", "iron", "fuel")
-ISLAND_KINDS: tuple[str, ...] = ("home", "ring", "centre")
 
 #: players -> (width, height) (A9)
 BOARD_SIZES: Mapping[int, tuple[int, int]] = {
@@ -99,7 +83,6 @@ BOARD_SIZES: Mapping[int, tuple[int, int]] = {
 }
 HOME_SIZE = 10
 RING_SIZE = 5
-CENTRE_SIZE = 9
 #: resources of a home island besides its base (the other 3 tiles are plain)
 HOME_RESOURCES: tuple[str, ...] = ("food", "food", "wood", "wood", "iron", "iron")
 #: resources of a centre island besides its 2 ports (the other 2 tiles are plain)
@@ -118,12 +101,6 @@ HOME_GAP = 6
 
 _DIRECTIONS: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0))  # N E S W (A28)
 
-_GLYPH_RESOURCE = {"w": "wood", "f": "food", "i": "iron", "u": "fuel"}
-_RESOURCE_GLYPH = {v: k for k, v in _GLYPH_RESOURCE.items()}
-_GLYPH_PORT = {"W": "wood", "F": "food", "I": "iron", "U": "fuel"}
-_PORT_GLYPH = {v: k for k, v in _GLYPH_PORT.items()}
-_ID_GLYPHS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
 # Search parameters, tuned so that a map takes 2-4 attempts on average for every player count (an
 # attempt costs 2-15 ms).
 _MAX_ATTEMPTS = 500
@@ -141,185 +118,14 @@ _ANGLE_JITTER = 0.25
 
 
 # --------------------------------------------------------------------------------------------
-# Values
-
-
-@dataclass(frozen=True)
-class Island:
-    """A 4-connected group of land tiles (A7)."""
-
-    id: int
-    kind: str  # "home" | "ring" | "centre"
-    tiles: tuple[Tile, ...]  # sorted
-    owner: int | None = None  # the seat of a home island, else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "owner": self.owner,
-                "tiles": [[x, y] for x, y in self.tiles]}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Island:
-        owner = d.get("owner")
-        return cls(id=int(d["id"]), kind=str(d["kind"]),
-                   tiles=tuple(sorted((int(x), int(y)) for x, y in d["tiles"])),
-                   owner=None if owner is None else int(owner))
-
-
-@dataclass(frozen=True)
-class GameMap:
-    """An immutable Archipelago board (A6–A8).
-
-    ``land`` is exactly the union of the islands' tiles; ``bases[seat]`` is that seat's base, a
-    land tile of its home island; ``resources`` maps producing land tiles to their resource,
-    ``ports`` maps port tiles to the resource they trade 2:1 (A52).  A tile is never both.
-    """
-
-    width: int
-    height: int
-    land: frozenset[Tile]
-    islands: tuple[Island, ...]
-    bases: tuple[Tile, ...]
-    resources: Mapping[Tile, str]
-    ports: Mapping[Tile, str]
-    _island_at: dict[Tile, Island] = field(init=False, repr=False, compare=False)
-    _homes: dict[int, Island] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        island_at: dict[Tile, Island] = {}
-        homes: dict[int, Island] = {}
-        for island in self.islands:
-            if island.kind not in ISLAND_KINDS:
-                raise ValueError(f"island {island.id}: unknown kind {island.kind!r}")
-            for t in island.tiles:
-                if t in island_at:
-                    raise ValueError(f"tile {t} is in islands {island_at[t].id} and {island.id}")
-                island_at[t] = island
-            if island.kind == "home":
-                if island.owner is None or island.owner in homes:
-                    raise ValueError(f"home island {island.id} needs a distinct owner")
-                homes[island.owner] = island
-        if set(island_at) != set(self.land):
-            raise ValueError("land must be exactly the union of the islands' tiles")
-        for t in self.land:
-            if not self.in_bounds(t):
-                raise ValueError(f"land tile {t} is off the board")
-        if sorted(homes) != list(range(len(self.bases))):
-            raise ValueError(f"{len(self.bases)} bases need home islands of seats 0..{len(self.bases) - 1}")
-        for seat, base in enumerate(self.bases):
-            if base not in homes[seat].tiles:
-                raise ValueError(f"base {base} of seat {seat} is not on its home island")
-        for t in list(self.resources) + list(self.ports):
-            if t not in self.land:
-                raise ValueError(f"resource or port {t} is not on land")
-        if set(self.resources) & set(self.ports):
-            raise ValueError("a tile cannot be both a resource and a port")
-        object.__setattr__(self, "_island_at", island_at)
-        object.__setattr__(self, "_homes", homes)
-
-    def __hash__(self) -> int:
-        return hash((self.width, self.height, self.land, self.bases))
-
-    # -- queries -------------------------------------------------------------------------------
-
-    @property
-    def players(self) -> int:
-        return len(self.bases)
-
-    def is_land(self, t: Tile) -> bool:
-        return t in self.land
-
-    def is_sea(self, t: Tile) -> bool:
-        """In bounds and not land."""
-        return self.in_bounds(t) and t not in self.land
-
-    def in_bounds(self, t: Tile) -> bool:
-        x, y = t
-        return 0 <= x < self.width and 0 <= y < self.height
-
-    def island_of(self, t: Tile) -> Island | None:
-        return self._island_at.get(t)
-
-    def home_island(self, seat: int) -> Island:
-        return self._homes[seat]
-
-    def islands_of_kind(self, kind: str) -> tuple[Island, ...]:
-        return tuple(i for i in self.islands if i.kind == kind)
-
-    def neighbours(self, t: Tile) -> list[Tile]:
-        """The in-bounds orthogonal neighbours of ``t``, in N, E, S, W order (A28)."""
-        x, y = t
-        w, h = self.width, self.height
-        return [(x + dx, y + dy) for dx, dy in _DIRECTIONS
-                if 0 <= x + dx < w and 0 <= y + dy < h]
-
-    def sea_neighbours(self, t: Tile) -> list[Tile]:
-        return [n for n in self.neighbours(t) if n not in self.land]
-
-    def coast(self, island: Island) -> tuple[Tile, ...]:
-        """The sea tiles orthogonally adjacent to ``island``, sorted."""
-        return tuple(sorted({n for t in island.tiles for n in self.sea_neighbours(t)}))
-
-    # -- plain data ----------------------------------------------------------------------------
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data; :meth:`from_dict` restores an equal map."""
-        return {
-            "width": self.width,
-            "height": self.height,
-            "islands": [i.to_dict() for i in self.islands],
-            "bases": [[x, y] for x, y in self.bases],
-            "resources": [[x, y, r] for (x, y), r in sorted(self.resources.items())],
-            "ports": [[x, y, r] for (x, y), r in sorted(self.ports.items())],
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> GameMap:
-        islands = tuple(Island.from_dict(i) for i in d["islands"])
-        return cls(
-            width=int(d["width"]),
-            height=int(d["height"]),
-            land=frozenset(t for i in islands for t in i.tiles),
-            islands=islands,
-            bases=tuple((int(x), int(y)) for x, y in d["bases"]),
-            resources={(int(x), int(y)): str(r) for x, y, r in d["resources"]},
-            ports={(int(x), int(y)): str(r) for x, y, r in d["ports"]},
-        )
-
-    # -- text ----------------------------------------------------------------------------------
-
-    def glyph(self, t: Tile) -> str:
-        if t not in self.land:
-            return "."
-        if t in self.ports:
-            return _PORT_GLYPH[self.ports[t]]
-        if t in self.resources:
-            return _RESOURCE_GLYPH[self.resources[t]]
-        if t in self.bases:
-            return "B"
-        return "#"
-
-    def render(self) -> str:
-        """One character per tile (alphabet in the module docstring), rows joined by newlines."""
-        return "\n".join("".join(self.glyph((x, y)) for x in range(self.width))
-                         for y in range(self.height))
-
-    def render_islands(self) -> str:
-        """Like :meth:`render`, but land shows its island id (``0-9a-zA-Z``)."""
-        def ch(t: Tile) -> str:
-            island = self._island_at.get(t)
-            return "." if island is None else _ID_GLYPHS[island.id % len(_ID_GLYPHS)]
-        return "\n".join("".join(ch((x, y)) for x in range(self.width)) for y in range(self.height))
-
-
-# --------------------------------------------------------------------------------------------
 # Sea distances
 
 
-def sea_distance(game_map: GameMap, a: Island, b: Island) -> int | None:
+def sea_distance(board: Board, a: Island, b: Island) -> int | None:
     """A9 sea distance: the fewest orthogonal sea steps from a sea tile adjacent to ``a`` to a sea
     tile adjacent to ``b`` (0 when some sea tile touches both); ``None`` if no sea path exists."""
-    targets = set(game_map.coast(b))
-    frontier = list(game_map.coast(a))
+    targets = set(board.coast(b))
+    frontier = list(board.coast(a))
     seen = set(frontier)
     dist = 0
     while frontier:
@@ -327,7 +133,7 @@ def sea_distance(game_map: GameMap, a: Island, b: Island) -> int | None:
             return dist
         nxt: list[Tile] = []
         for t in frontier:
-            for n in game_map.sea_neighbours(t):
+            for n in board.sea_neighbours(t):
                 if n not in seen:
                     seen.add(n)
                     nxt.append(n)
@@ -337,133 +143,19 @@ def sea_distance(game_map: GameMap, a: Island, b: Island) -> int | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Parsing
-
-
-def parse_map(text: str, *, bases: Sequence[Tile] | None = None,
-              centres: Iterable[Tile] | None = None) -> GameMap:
-    """Build a map from a :meth:`GameMap.render`-style drawing (for tests and scenarios).
-
-    Leading/trailing blank lines and surrounding whitespace of each row are ignored; rows must have
-    equal length.  Every 4-connected land group becomes an island:
-
-    * an island holding a ``B`` is a home island; seats follow ``bases`` if given (a list of the
-      ``B`` tiles in seat order), else the ``B`` tiles in reading order (row by row, left to
-      right); a home island holds exactly one ``B``;
-    * another island is a centre island if it holds a tile of ``centres``, or, when ``centres`` is
-      not given, if it has at least :data:`CENTRE_SIZE` tiles; the rest are ring islands.
-
-    Island ids follow the canonical order used by :func:`generate_map` (homes by seat, then rings,
-    then centres, each sorted by their smallest tile), so ``parse_map(m.render()) == m`` for every
-    generated map.  Raises ``ValueError`` naming the row and column of a bad character.
-    """
-    lines = [ln.strip() for ln in text.strip("\n").split("\n")]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    if not lines:
-        raise ValueError("empty map")
-    width, height = len(lines[0]), len(lines)
-    land: set[Tile] = set()
-    base_tiles: list[Tile] = []
-    resources: dict[Tile, str] = {}
-    ports: dict[Tile, str] = {}
-    for y, line in enumerate(lines):
-        if len(line) != width:
-            raise ValueError(f"row {y}: {len(line)} characters, expected {width}")
-        for x, ch in enumerate(line):
-            t = (x, y)
-            if ch == ".":
-                continue
-            land.add(t)
-            if ch == "B":
-                base_tiles.append(t)
-            elif ch in _GLYPH_RESOURCE:
-                resources[t] = _GLYPH_RESOURCE[ch]
-            elif ch in _GLYPH_PORT:
-                ports[t] = _GLYPH_PORT[ch]
-            elif ch != "#":
-                raise ValueError(f"row {y}, column {x}: unknown character {ch!r}")
-    if bases is not None:
-        seats = [(int(x), int(y)) for x, y in bases]
-        if sorted(seats) != sorted(base_tiles):
-            raise ValueError("bases must list exactly the B tiles of the drawing")
-    else:
-        seats = base_tiles
-    centre_set = None if centres is None else {(int(x), int(y)) for x, y in centres}
-    groups = _components(land)
-    seat_of = {b: s for s, b in enumerate(seats)}
-    homes: dict[int, tuple[Tile, ...]] = {}
-    rings: list[tuple[Tile, ...]] = []
-    centre_groups: list[tuple[Tile, ...]] = []
-    for g in groups:
-        in_group = [seat_of[t] for t in g if t in seat_of]
-        if len(in_group) > 1:
-            raise ValueError(f"island at {g[0]} holds {len(in_group)} bases")
-        if in_group:
-            homes[in_group[0]] = g
-        elif (len(g) >= CENTRE_SIZE) if centre_set is None else any(t in centre_set for t in g):
-            centre_groups.append(g)
-        else:
-            rings.append(g)
-    return _assemble(width, height, [homes[s] for s in range(len(seats))], rings, centre_groups,
-                     seats, resources, ports)
-
-
-def _components(land: Iterable[Tile]) -> list[tuple[Tile, ...]]:
-    """4-connected groups of ``land``, each sorted, in the order of their smallest tile."""
-    todo = set(land)
-    groups: list[tuple[Tile, ...]] = []
-    for start in sorted(todo):
-        if start not in todo:
-            continue
-        todo.discard(start)
-        stack = [start]
-        group = [start]
-        while stack:
-            x, y = stack.pop()
-            for dx, dy in _DIRECTIONS:
-                n = (x + dx, y + dy)
-                if n in todo:
-                    todo.discard(n)
-                    stack.append(n)
-                    group.append(n)
-        groups.append(tuple(sorted(group)))
-    return groups
-
-
-def _assemble(width: int, height: int, homes: Sequence[Sequence[Tile]],
-              rings: Sequence[Sequence[Tile]], centres: Sequence[Sequence[Tile]],
-              bases: Sequence[Tile], resources: Mapping[Tile, str],
-              ports: Mapping[Tile, str]) -> GameMap:
-    """A map with islands numbered in the canonical order (homes by seat, rings, centres)."""
-    islands: list[Island] = []
-    for seat, tiles in enumerate(homes):
-        islands.append(Island(len(islands), "home", tuple(sorted(tiles)), seat))
-    for kind, groups in (("ring", rings), ("centre", centres)):
-        for tiles in sorted(tuple(sorted(g)) for g in groups):
-            islands.append(Island(len(islands), kind, tiles, None))
-    return GameMap(width=width, height=height,
-                   land=frozenset(t for i in islands for t in i.tiles),
-                   islands=tuple(islands), bases=tuple(bases),
-                   resources=dict(sorted(resources.items())), ports=dict(sorted(ports.items())))
-
-
-# --------------------------------------------------------------------------------------------
 # Generation
 
 
-def generate_map(seed: int, players: int) -> GameMap:
+def generate_map(seed: int, players: int) -> Board:
     """The A9 map for ``players`` (2..8) seats, a pure function of ``(seed, players)``."""
     if isinstance(players, bool) or not isinstance(players, int) or players not in BOARD_SIZES:
         raise ValueError(f"players must be 2..8, not {players!r}")
     rng = Rng(seed)
     width, height = BOARD_SIZES[players]
     for _ in range(_MAX_ATTEMPTS):
-        game_map = _Layout(width, height, players, rng).build()
-        if game_map is not None:
-            return game_map
+        board = _Layout(width, height, players, rng).build()
+        if board is not None:
+            return board
     raise RuntimeError(f"no A9 map found for {players} players")  # pragma: no cover
 
 
@@ -618,7 +310,7 @@ class _Layout:
 
     # -- the attempt ---------------------------------------------------------------------------
 
-    def build(self) -> GameMap | None:
+    def build(self) -> Board | None:
         # ring distances of this attempt lie in [low, low + 1], within A9's 3-5
         low = RING_DISTANCE_MIN + self.rng.randbelow(RING_DISTANCE_MAX - RING_DISTANCE_MIN)
         if (self.place_centres() and self.place_homes(low) and self.place_rings(low)
@@ -807,8 +499,8 @@ class _Layout:
                 return False
         return True
 
-    def finish(self) -> GameMap:
-        """Resources and ports (A8, A9), then the map with its canonical island ids."""
+    def finish(self) -> Board:
+        """Resources and ports (A8, A9), then the board with its canonical island ids."""
         rng, w, land, nbrs = self.rng, self.w, self.land, self.nbrs
 
         def tile(i: int) -> Tile:
@@ -842,10 +534,10 @@ class _Layout:
             rng.shuffle(rest)
             for i, resource in zip(rest, CENTRE_RESOURCES, strict=False):
                 resources[tile(i)] = resource
-        # seats in the reading order of their bases, as parse_map numbers them
+        # seats in the reading order of their bases, as parse_board numbers them
         seats = sorted(range(self.n), key=lambda s: self.bases[s])
-        return _assemble(self.w, self.h,
-                         [[tile(i) for i in self.homes[s]] for s in seats],
-                         [[tile(i) for i in ring] for ring in self.rings],
-                         [[tile(i) for i in centre] for centre in self.centres],
-                         [tile(self.bases[s]) for s in seats], resources, ports)
+        return Board.from_parts(self.w, self.h,
+                                [[tile(i) for i in self.homes[s]] for s in seats],
+                                [[tile(i) for i in ring] for ring in self.rings],
+                                [[tile(i) for i in centre] for centre in self.centres],
+                                [tile(self.bases[s]) for s in seats], resources, ports)

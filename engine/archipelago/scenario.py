@@ -19,12 +19,13 @@ Scenario format (every key but ``rows`` optional)::
       "explored": "all"                       # or "sight": only current sight (default "all")
     }
 
-Row characters: ``.`` sea; ``#`` plain land; ``w f i u`` land with wood, food, iron, fuel;
-``W F I U`` a port of that resource (land); ``0``–``7`` the base of that seat (land); any other
-character is plain land (``B`` is handy for bases placed by ``bases``); anything in ``legend`` is
-land with the given resource and/or port.
-Islands are the 4-connected groups of land: the one holding seat p's base is p's home island,
-the others are ring islands unless ``islands`` says otherwise.
+Rows are read by :func:`engine.archipelago.board.parse_board` (its lenient ``"scenario"``
+dialect of the board drawing): ``.`` sea; ``#`` plain land; ``w f i u`` land with wood, food,
+iron, fuel; ``W F I U`` a port of that resource (land); ``0``–``7`` the base of that seat (land);
+any other character is plain land (``B`` is handy for bases placed by ``bases``); anything in
+``legend`` is land with the given resource and/or port.  Islands are the 4-connected groups of
+land, numbered in the reading order of their first tile: the one holding seat p's base is p's
+home island, the others are ring islands unless ``islands`` says otherwise.
 
 Units: tiles are ``{"x", "y"}`` or ``[x, y]``.  A unit listed in another's ``cargo`` is inside
 it (its tile may be omitted); ``flag`` names the enemy flag a unit carries (the flag's tile may be
@@ -47,74 +48,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.archipelago.board import Board, Island, Tile, parse_tile
+from engine.archipelago.board import parse_board, parse_tile
 from engine.archipelago.fog import tiles_mask, update_memory, visible_tiles
 from engine.archipelago.resolve import compute_control, resolve_state
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import RESOURCES, TARGETS, UNIT_TYPES
-
-_RES = {"w": "wood", "f": "food", "i": "iron", "u": "fuel"}
-_PORT = {"W": "wood", "F": "food", "I": "iron", "U": "fuel"}
-
-
-def board_from_rows(rows: list[str], *, bases: list[Tile] | None = None,
-                    legend: Mapping[str, Mapping[str, str]] | None = None,
-                    kinds: Mapping[Tile, str] | None = None) -> Board:
-    """A Board from text rows (see the module docstring)."""
-    legend = legend or {}
-    height = len(rows)
-    width = max((len(r) for r in rows), default=0)
-    land: set[Tile] = set()
-    resources: dict[Tile, str] = {}
-    ports: dict[Tile, str] = {}
-    digit_bases: dict[int, Tile] = {}
-    for y, row in enumerate(rows):
-        for x, c in enumerate(row):
-            t = (x, y)
-            if c == ".":
-                continue
-            land.add(t)
-            if c in legend:
-                if legend[c].get("resource"):
-                    resources[t] = str(legend[c]["resource"])
-                if legend[c].get("port"):
-                    ports[t] = str(legend[c]["port"])
-            elif c in _RES:
-                resources[t] = _RES[c]
-            elif c in _PORT:
-                ports[t] = _PORT[c]
-            elif c.isdigit():
-                digit_bases[int(c)] = t
-    if bases is None:
-        bases = [digit_bases[i] for i in sorted(digit_bases)]
-    seen: set[Tile] = set()
-    groups: list[list[Tile]] = []
-    for t in sorted(land, key=lambda t: (t[1], t[0])):
-        if t in seen:
-            continue
-        comp = [t]
-        seen.add(t)
-        i = 0
-        while i < len(comp):
-            x, y = comp[i]
-            i += 1
-            for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)):
-                if n in land and n not in seen:
-                    seen.add(n)
-                    comp.append(n)
-        groups.append(sorted(comp))
-    base_of = {t: p for p, t in enumerate(bases)}
-    islands = []
-    for i, g in enumerate(groups):
-        owner = next((base_of[t] for t in g if t in base_of), None)
-        kind = "home" if owner is not None else "ring"
-        for t in g:
-            if kinds and t in kinds:
-                kind = kinds[t]
-        islands.append(Island(i, kind, tuple(g), owner if kind == "home" else None))
-    return Board(width=width, height=height, land=frozenset(land), islands=tuple(islands),
-                 bases=tuple(bases), resources=resources, ports=ports)
-
 
 def _seat_map(d: Any) -> dict[int, Any]:
     return {int(k): v for k, v in (d or {}).items()}
@@ -126,8 +64,8 @@ def state_from_scenario(scenario: Mapping[str, Any]) -> State:
     kinds = {}
     for ent in scenario.get("islands") or ():
         kinds[parse_tile(ent["tile"])] = str(ent["kind"])
-    board = board_from_rows(list(scenario["rows"]), bases=bases, legend=scenario.get("legend"),
-                            kinds=kinds)
+    board = parse_board(list(scenario["rows"]), dialect="scenario", bases=bases, legend=scenario.get("legend"),
+                        kinds=kinds)
     players = int(scenario.get("players") or len(board.bases))
     units: dict[str, Unit] = {}
     raw = list(scenario.get("units") or ())

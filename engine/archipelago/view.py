@@ -5,7 +5,7 @@ the player may know, nothing else:
 
 - A80 the tiles it sees now (sight of its units — cargo sees nothing —, its outposts 1, its base 2);
   an enemy submarine only from a tile orthogonally adjacent to one of its sighted units, outposts
-  or base (:func:`engine.archipelago.fog.sees_unit`);
+  or base (sight is computed by :mod:`engine.archipelago.fog`, as for the resolution);
 - A81 the terrain of every tile it ever saw, without units;
 - A82 its own units in full; enemy units in sight as id + owner + *shown domain* (``"air"`` for
   aircraft, else the terrain of their tile: a naval commando at sea looks like a ship, a land mine
@@ -63,13 +63,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.archipelago.board import Board, Tile
-from engine.archipelago.fog import BASE_SIGHT, OUTPOST_SIGHT
-from engine.archipelago.state import State, Unit
-from engine.archipelago.units import RESOURCES, UNIT_TYPES
+from engine.archipelago.fog import enemy_in_sight, shown_domain, visible_tiles, watch_tiles
+from engine.archipelago.state import State
+from engine.archipelago.units import RESOURCES
 from engine.base import Event
-
-_SIGHT: dict[str, int] = {k: t.sight for k, t in UNIT_TYPES.items()}
-_AIR: frozenset[str] = frozenset(k for k, t in UNIT_TYPES.items() if t.domain == "air")
 
 
 class _BoardCache:
@@ -108,67 +105,6 @@ def _t(t: Tile) -> dict[str, int]:
     return {"x": t[0], "y": t[1]}
 
 
-def sight_sets(state: State, player: int) -> tuple[set[Tile], set[Tile]]:
-    """A80: (tiles in sight, tiles from which an enemy submarine is seen) for ``player``.
-
-    The same sets as :func:`engine.archipelago.fog.visible_tiles` and ``fog.watch_tiles``,
-    computed in one pass over the units."""
-    b = state.board
-    w, h = b.width, b.height
-    centres: list[tuple[Tile, int]] = []
-    watch_src: list[Tile] = []
-    for u in state.units.values():
-        if u.owner == player and u.carrier is None:
-            r = _SIGHT[u.type]
-            centres.append((u.tile, r))
-            if r > 0:
-                watch_src.append(u.tile)
-    for t, p in state.outposts.items():
-        if p == player:
-            centres.append((t, OUTPOST_SIGHT))
-            watch_src.append(t)
-    if player < len(b.bases):
-        centres.append((b.bases[player], BASE_SIGHT))
-        watch_src.append(b.bases[player])
-    vis: set[Tile] = set()
-    add = vis.add
-    for (x, y), r in centres:
-        if r == 0:
-            add((x, y))
-            continue
-        for dy in range(-r, r + 1):
-            ny = y + dy
-            if not 0 <= ny < h:
-                continue
-            k = r - abs(dy)
-            for nx in range(max(0, x - k), min(w - 1, x + k) + 1):
-                add((nx, ny))
-    watch: set[Tile] = set()
-    wadd = watch.add
-    for x, y in watch_src:
-        wadd((x, y))
-        wadd((x, y - 1))
-        wadd((x + 1, y))
-        wadd((x, y + 1))
-        wadd((x - 1, y))
-    return vis, watch
-
-
-def enemy_in_sight(u: Unit, vis: set[Tile], watch: set[Tile]) -> bool:
-    """A80/A82 for an enemy unit: not cargo (nor a carried flag), on a tile in sight; a submarine
-    only on a tile orthogonally adjacent to a watcher."""
-    if u.carrier is not None or u.tile not in vis:
-        return False
-    return u.type != "submarine" or u.tile in watch
-
-
-def shown_domain(state: State, u: Unit) -> str:
-    """A82: "air" for aircraft, else the terrain of the unit's tile."""
-    if u.type in _AIR:
-        return "air"
-    return "land" if u.tile in state.board.land else "sea"
-
-
 def _goods(g: Any) -> dict[str, int]:
     return {r: int(g.get(r, 0)) for r in RESOURCES if g.get(r)}
 
@@ -188,7 +124,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     cache = _board_cache(b)
     ps = state.pstates[player]
     units = state.units
-    vis, watch = sight_sets(state, player)
+    vis, watch = visible_tiles(state, player), watch_tiles(state, player)
 
     # -- A81 explored terrain ------------------------------------------------------------------
     n = w * h
@@ -330,4 +266,4 @@ def views(state: State, events: Sequence[Event] | None = None) -> list[dict[str,
     return [view(state, p, events) for p in range(state.players)]
 
 
-__all__ = ["enemy_in_sight", "shown_domain", "sight_sets", "view", "views"]
+__all__ = ["view", "views"]

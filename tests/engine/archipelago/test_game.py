@@ -338,9 +338,7 @@ def test_a84_public_resource_total_is_the_one_at_round_open():
     assert st.pstates[0].opening_total == 8
     st2 = bank(st, 0, "wood", "iron")
     assert st2.pstates[0].opening_total == 8 and sum(st2.pstates[0].stock.values()) == 5
-    from engine.archipelago.fog import simple_view
-
-    assert simple_view(st2, 1)["scores"][0]["resources"] == 8
+    assert GAME.view(st2, 1)["seats"][0]["resource_total"] == 8
 
 
 # -- act: the immediate actions as the services run them (A52, A53, A67, A84) --------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engine.archipelago.scenario import resolve_scenario, state_from_scenario
 
 
@@ -59,3 +61,26 @@ def test_a12_units_created_in_a_scenario_get_fresh_ids():
         "stocks": {"0": {"food": 2}},
     }, {0: {"builds": [{"type": "rank1"}]}})
     assert sorted(u["id"] for u in out["units"]) == ["n1", "n2"]
+
+
+def test_a7_scenario_dialect_is_lenient_and_numbers_islands_in_reading_order():
+    """Scenario rows go through the board's one reader (``parse_board``, ``dialect="scenario"``):
+    ragged rows, digits for bases, any other character plain land, islands by their first tile."""
+    from engine.archipelago.board import parse_board
+
+    rows = ["..B#", "1...", "....", "..#0", "x"]
+    b = parse_board(rows, dialect="scenario")
+    assert (b.width, b.height) == (4, 5)
+    assert b.bases == ((3, 3), (0, 1))  # digit = seat; "B" is plain land here
+    assert [(i.id, i.kind, i.owner, i.tiles) for i in b.islands] == [
+        (0, "ring", None, ((2, 0), (3, 0))), (1, "home", 1, ((0, 1),)),
+        (2, "home", 0, ((2, 3), (3, 3))), (3, "ring", None, ((0, 4),))]
+    b = parse_board(rows, dialect="scenario", bases=[(2, 0), (0, 4)], kinds={(3, 3): "centre"})
+    assert b.bases == ((2, 0), (0, 4))
+    assert [(i.kind, i.owner) for i in b.islands] == [("home", 0), ("ring", None), ("centre", None),
+                                                      ("home", 1)]
+    # these rows are no map drawing: digits and other letters, rows of unequal length are errors there
+    with pytest.raises(ValueError, match="row 1, column 0: unknown character '1'"):
+        parse_board(rows)
+    with pytest.raises(ValueError, match="row 1: 2 characters, expected 4"):
+        parse_board(["..B#", "#."])
