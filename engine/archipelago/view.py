@@ -20,6 +20,10 @@ the player may know, nothing else:
   events ``GAME.resolve`` returned (``view(state, player, events)``) — the engine names the
   shooter of a strike or bombardment to its victim only if the victim saw it.
 
+Once the game is over (A67), nothing is secret any more: every player's view reveals the whole map —
+every tile explored and in sight, every unit on the board with its type (cargo stays inside its
+carrier). The game's seed is still never sent (A9).
+
 Shape (JSON; keys are snake_case; a tile is ``{"x": int, "y": int}``; keys without a value are
 omitted, never ``None``; lists are sorted as stated, so equal knowledge gives equal views)::
 
@@ -124,11 +128,17 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     cache = _board_cache(b)
     ps = state.pstates[player]
     units = state.units
-    vis, watch = visible_tiles(state, player), watch_tiles(state, player)
+    n = w * h
+    if state.outcome is not None:  # the game is over: the whole map is revealed (A67)
+        vis = watch = {(x, y) for y in range(h) for x in range(w)}
+        bits = "1" * n
+        revealed: Iterable[str] = units.keys()
+    else:
+        vis, watch = visible_tiles(state, player), watch_tiles(state, player)
+        bits = _explored_bits(ps.explored, n)
+        revealed = ps.revealed
 
     # -- A81 explored terrain ------------------------------------------------------------------
-    n = w * h
-    bits = _explored_bits(ps.explored, n)
     # byte i: the terrain where bit i is set, "?" elsewhere (two masks over the board's bytes)
     raw = bits.encode()
     keep = int.from_bytes(raw.translate(_KEEP), "big")
@@ -140,7 +150,6 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     own: list[dict[str, Any]] = []
     enemies: list[dict[str, Any]] = []
     in_sight: set[str] = set()
-    revealed = ps.revealed
     for uid in sorted(units):
         u = units[uid]
         if u.owner == player:

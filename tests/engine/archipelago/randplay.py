@@ -222,9 +222,35 @@ def _walk(obj: Any, ctx: str, strings: set[str]) -> None:
             _fail(ctx, f"{x!r} ({tx.__name__}) is not plain JSON")
 
 
+def check_final_view(state: State, p: int, v: Mapping[str, Any], ctx: str) -> None:
+    """A67, the game over: every tile explored and in sight, every unit on the board shown with its
+    type (cargo inside its carrier), nothing missing."""
+    b = state.board
+    every = {(x, y) for y in range(b.height) for x in range(b.width)}
+    if {_tile(t) for t in v["visible"]} != every:
+        _fail(ctx, "the final view does not show every tile")
+    for y, row in enumerate(v["rows"]):
+        for x, c in enumerate(row):
+            if c != ("#" if (x, y) in b.land else "."):
+                _fail(ctx, f"the final view's terrain at ({x}, {y}) is {c!r}")
+    shown = {e["id"]: e for e in v["enemies"]}
+    for uid, u in state.units.items():
+        if u.owner == p:
+            continue
+        if u.carrier is None:
+            if uid not in shown or shown[uid].get("type") != u.type or _tile(shown[uid]["tile"]) != u.tile:
+                _fail(ctx, f"the final view does not show enemy unit {uid} with its type and tile")
+        elif uid in shown:
+            _fail(ctx, f"the final view shows cargo {uid} outside its carrier")
+
+
 def check_view(state: State, p: int, v: Mapping[str, Any], events: list[Event] | None, ctx: str) -> None:
-    """The view holds what ``p`` may know (A80–A85) and nothing else."""
+    """The view holds what ``p`` may know (A80–A85) and nothing else; once the game is over, the
+    whole map (:func:`check_final_view`)."""
     ctx = f"{ctx} player {p}"
+    if state.outcome is not None:
+        check_final_view(state, p, v, ctx)
+        return
     b = state.board
     ps = state.pstates[p]
     vis, watch = oracle_sight(state, p)

@@ -411,3 +411,18 @@ def test_a85_view_is_plain_json_without_none() -> None:
                 for val in x:
                     walk(val)
         walk(v)
+
+
+def test_a67_game_over_reveals_the_whole_map_to_every_player() -> None:
+    from tests.engine.archipelago.randplay import check_final_view, play
+
+    played = play(5, 3, max_rounds=3, checks=False, bad_orders=False)
+    final = played.final
+    assert final.outcome is not None
+    for p in range(final.players):
+        v = view(final, p)
+        check_final_view(final, p, v, f"final player {p}")
+        assert all("?" not in row for row in v["rows"])
+        assert not {e["id"] for e in v["enemy_log"]} & {u["id"] for u in v["enemies"]}
+        before = view(GAME.state_from_dict({**final.to_dict(), "outcome": None}), p)
+        assert len(v["enemies"]) >= len(before["enemies"]) and "?" in "".join(before["rows"])
