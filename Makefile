@@ -43,6 +43,7 @@ test: install test-deps lint typecheck
 bench: install
 	$(PY) -m bench.path_bench
 	$(PY) -m bench.engine_bench
+	$(PY) -m bench.autopilot_bench
 
 clean:
 	rm -rf archipelago var .mypy_cache .ruff_cache .pytest_cache

@@ -90,6 +90,12 @@ class BaseClient(abc.ABC):
         getattr(req, orders_field).CopyFrom(orders)
         return await self.call("Game", "SubmitOrders", req, game_pb2.SubmitOrdersResponse)
 
+    async def set_standing(self, game_id: str, key: str = "", **standing: Any) -> game_pb2.SetStandingOrdersResponse:
+        """Replace the caller's standing orders: ``archipelago=ArchipelagoStandingOrders(...)``."""
+        return await self.call("Game", "SetStandingOrders",
+                               game_pb2.SetStandingOrdersRequest(game_id=game_id, idempotency_key=key, **standing),
+                               game_pb2.SetStandingOrdersResponse)
+
     async def act(self, game_id: str, key: str = "", **action: Any) -> game_pb2.ActResponse:
         return await self.call("Game", "Act", game_pb2.ActRequest(game_id=game_id, idempotency_key=key, **action),
                                game_pb2.ActResponse)

@@ -18,14 +18,21 @@ Flow of one round, as a game actor drives it::
         state, events = game.act(state, p, {"chat": {"text": "hi"}})   # bank, offers, chat...
         for p in game.expected_players(state):      # who acts this round
             orders[p] = ... game.validate(state, p, orders[p]) ...
-        # absent players: game.autopilot(game.view(state, p), standing_orders)
+        # at the close: game.standing_actions(view, standing[p]) applied with act (refusals skipped);
+        # absent players: game.autopilot(game.view(state, p), standing[p]); players who submitted:
+        # game.complete_orders(game.view(state, p), standing[p], orders[p])
         state, events = game.resolve(state, orders)  # events carry their audience
+        # standing[p] = game.standing_after_round(standing[p], orders[p])
 
 An *action* (``act``) is a dict with exactly one key naming its kind, whose value holds the kind's
 fields: ``{"chat": {"text": "hi", "to": 1}}`` in every game (``to`` left out: everyone), plus the
 game's own kinds (Archipelago: ``bank``, ``offer``, ``accept``).  Bots, load tests and an agent's
 "legal moves" tool get random legal orders from ``random_orders(view, seed)``, which, like
 ``autopilot``, sees only the player's view.
+
+*Standing orders* are per-player plain JSON checked by ``check_standing`` (and stored, normalised,
+by the services); ``autopilot``, ``complete_orders`` and ``standing_actions`` read them together
+with the player's view, never the state.
 """
 
 from __future__ import annotations
@@ -137,6 +144,39 @@ class Game(Protocol):
     def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None
                   ) -> Orders:
         """Orders for a player who did not submit, computed from that player's view only."""
+        ...
+
+    def check_standing(self, state: Any, player: int, standing: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``player``'s standing orders (the autopilot's instructions for its absent rounds and
+        its units without orders) and return them normalised (defaults filled, canonical order).
+
+        Raises an :class:`engine.errors.GameError` naming the field and the rule, and then nothing
+        changed (:class:`InvalidOrder` for unknown keys, kinds and wrong types).  A game without
+        standing orders accepts only ``{}``."""
+        ...
+
+    def default_standing(self, state: Any, player: int) -> dict[str, Any]:
+        """Standing orders for a seat the autopilot plays alone (a seat the host filled); normalised,
+        ``check_standing`` accepts them (``{}`` in a game without standing orders)."""
+        ...
+
+    def complete_orders(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None,
+                        orders: Mapping[str, Any]) -> Orders:
+        """A submission (that passed ``validate``) completed by the standing orders where it leaves
+        something undecided; from the player's view only.  The result passes ``validate``."""
+        ...
+
+    def standing_actions(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None
+                         ) -> list[dict[str, Any]]:
+        """The immediate actions (``act`` shapes) the standing orders take for the player at the
+        close of a round, before its orders are completed; from its view only.  The services apply
+        them in order and skip any that ``act`` refuses."""
+        ...
+
+    def standing_after_round(self, standing: Mapping[str, Any] | None, orders_used: Mapping[str, Any]
+                             ) -> dict[str, Any]:
+        """The standing orders to keep after a round whose orders for the player were
+        ``orders_used`` (e.g. built entries leave a build queue)."""
         ...
 
     def act(self, state: Any, player: int, action: Mapping[str, Any]) -> tuple[Any, list[Event]]:

@@ -276,6 +276,13 @@ class PlayerAPI:
         result: dict[str, Any] = await self.router.call(game_id, "act", game_id, who.seat, action, key)
         return result
 
+    async def set_standing(self, secret: str, game_id: str, *, standing: dict[str, Any],
+                           key: str = "") -> dict[str, Any]:
+        """Replace the caller's standing orders (A70–A74)."""
+        who = await self.auth(secret, game_id)
+        result: dict[str, Any] = await self.router.call(game_id, "set_standing", game_id, who.seat, standing, key)
+        return result
+
     async def watch(self, secret: str, game_id: str, after_seq: int = 0) -> AsyncGenerator[dict[str, Any], None]:
         """The caller's updates with seq > ``after_seq``, then live ones, until the game is over.
 

@@ -69,6 +69,13 @@ def orders_dict(kind: str, req: game_pb2.SubmitOrdersRequest) -> dict[str, Any]:
 
 
 
+def standing_dict(kind: str, req: game_pb2.SetStandingOrdersRequest) -> dict[str, Any]:
+    which = req.WhichOneof("standing")
+    if which != kind:
+        raise InvalidOrder(f"this is a {kind} game: send {kind} standing orders", field="standing")
+    return to_dict(getattr(req, which))
+
+
 def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
     resp = game_pb2.GetViewResponse(
         game_id=v["game_id"], game=v["game"], version=v["version"], round_version=v["round_version"],
@@ -82,6 +89,8 @@ def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
             json_format.ParseDict(v["view"], getattr(resp, gm.view_field))
         if "pending" in v:
             json_format.ParseDict(v["pending"], getattr(resp, gm.pending_field))
+        if "standing" in v:
+            json_format.ParseDict(v["standing"], getattr(resp, f"{v['game']}_standing"))
     return resp
 
 

@@ -65,6 +65,13 @@ async def act(api: PlayerAPI, req: game_pb2.ActRequest, secret: str) -> Message:
     return game_pb2.ActResponse(**ack)
 
 
+async def set_standing_orders(api: PlayerAPI, req: game_pb2.SetStandingOrdersRequest, secret: str) -> Message:
+    await api.auth(secret, req.game_id)  # who may learn the game's kind
+    standing = convert.standing_dict(await api.kind_of(req.game_id), req)
+    ack = await api.set_standing(secret, req.game_id, standing=standing, key=req.idempotency_key)
+    return game_pb2.SetStandingOrdersResponse(**ack)
+
+
 async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> AsyncGenerator[game_pb2.Update, None]:
     """Authenticates at once (errors before the first update); the iterator must be closed."""
     stream = await api.watch(secret, req.game_id, req.after_seq)
@@ -95,6 +102,7 @@ UNARY: dict[str, Rpc] = {r.name: r for r in (
     Rpc("Game", "GetView", game_pb2.GetViewRequest, get_view),  # type: ignore[arg-type]
     Rpc("Game", "SubmitOrders", game_pb2.SubmitOrdersRequest, submit_orders),  # type: ignore[arg-type]
     Rpc("Game", "Act", game_pb2.ActRequest, act),  # type: ignore[arg-type]
+    Rpc("Game", "SetStandingOrders", game_pb2.SetStandingOrdersRequest, set_standing_orders),  # type: ignore[arg-type]
 )}
 
 

@@ -181,6 +181,7 @@ class GameActor:
         self.outcome: dict[str, Any] | None = None
         self.final_round = 0  # the last round played, once the game is over
         self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
+        self.standing: dict[int, dict[str, Any]] = {}  # seat -> normalised standing orders (A70–A74)
         self.create_fingerprint = ""
         self._applied = asyncio.Event()  # set (and replaced) at every apply
         self.writing = 0  # the version whose journal write is in flight (0: none)
@@ -284,6 +285,10 @@ class GameActor:
         for i in range(len(self.seats), self.seats_total):
             self.seats.append(Seat(i, f"autopilot-{i + 1}", "", bot=True))
         self.state = self.engine.new_game(self.config, self.seed)
+        for s in self.seats:
+            if s.bot:  # autopilot seats play with the game's sensible default (A4, A70)
+                self.standing[s.seat] = self.engine.check_standing(
+                    self.state, s.seat, self.engine.default_standing(self.state, s.seat))
         self.status = RUNNING
         self._push("started", status=RUNNING)
         self._open_round(int(e["at"]))
@@ -300,6 +305,12 @@ class GameActor:
         self._remember_key(seat, e["key"], str(e.get("request", "")), ack)
         self._push("submitted", seat=seat, data={"done": not e["draft"]})
 
+    def _apply_standing(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        self.standing[seat] = dict(e["standing"])
+        self.act_count[seat] = self.act_count.get(seat, 0) + 1
+        self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
+
     def _apply_act(self, e: Mapping[str, Any]) -> None:
         assert self.engine is not None
         seat = int(e["seat"])
@@ -315,6 +326,9 @@ class GameActor:
         closed = self.state.round
         self.state, events = self.engine.resolve(self.state, orders)
         self.last_events = events
+        for seat, used in orders.items():  # A73: builds the round used leave the standing queue
+            if self.standing.get(seat):
+                self.standing[seat] = self.engine.standing_after_round(self.standing[seat], used)
         self._push("round_closed", round_=closed, data={"early": bool(e.get("early"))})
         for ev in events:
             self._push_event(ev, closed)
@@ -478,6 +492,22 @@ class GameActor:
                 await self._maybe_close_early()
             return ack
 
+    async def set_standing(self, seat: int, standing: dict[str, Any], *, key: str = "") -> dict[str, Any]:
+        """Replace the player's standing orders (A70–A74): checked by the engine against the state
+        as the player knows it, journaled, applied."""
+        async with self.lock:
+            request = fingerprint({"standing": standing})
+            replayed = self._check_key(seat, key, request)
+            if replayed is not None:
+                return replayed
+            engine = self._check_playing(seat)
+            if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
+                raise RateLimited(f"at most {ACTIONS_PER_ROUND} actions per round", rule="A53", field="standing")
+            normalised = engine.check_standing(self.state, seat, standing)
+            await self._commit({"op": "standing", "seat": seat, "standing": normalised, "key": key,
+                                "request": request, "at": self.now_ms()})
+            return {"version": self.version, "replayed": False}
+
     async def act(self, seat: int, action: dict[str, Any], *, key: str = "") -> dict[str, Any]:
         """An immediate action (chat, bank, trade): checked by the engine, journaled, applied."""
         async with self.lock:
@@ -521,23 +551,43 @@ class GameActor:
             await self._close(early=False)
             return True
 
+    async def _standing_actions(self, engine: Game) -> None:
+        """A74: the automatic trades of players who did not submit, each journaled as an action."""
+        for seat in engine.expected_players(self.state):
+            standing = self.standing.get(seat)
+            if not standing or seat in self.submissions:
+                continue
+            for action in engine.standing_actions(engine.view(self.state, seat), standing):
+                try:
+                    engine.act(self.state, seat, action)
+                except GameError as exc:  # e.g. the offer was taken meanwhile: skip it
+                    log.info("standing action of seat %d in %s skipped: %s", seat, self.game_id, exc)
+                    continue
+                await self._commit({"op": "act", "seat": seat, "action": action, "key": "", "request": "",
+                                    "at": self.now_ms()})
+
     async def _close(self, *, early: bool) -> None:
-        """Close the round: submitted orders stand, the autopilot plays everyone else (A70, S9)."""
+        """Close the round: submitted orders stand, completed by the standing orders for units
+        without one; the standing orders play everyone else (A70, S9)."""
         engine = self._engine()
+        await self._standing_actions(engine)
         orders: dict[str, Any] = {}
         for seat in engine.expected_players(self.state):
             sub = self.submissions.get(seat)
-            if sub is not None:
+            standing = self.standing.get(seat) or {}
+            if sub is not None and not standing:
                 orders[str(seat)] = sub.orders
                 continue
             with metrics.AUTOPILOT.time():
-                proposal = engine.autopilot(engine.view(self.state, seat), None)
+                view = engine.view(self.state, seat)
+                proposal = (engine.complete_orders(view, standing, sub.orders) if sub is not None
+                            else engine.autopilot(view, standing or None))
             try:
                 engine.validate(self.state, seat, proposal)
             except GameError:
-                log.exception("autopilot produced invalid orders in %s; seat %d plays nothing",
+                log.exception("autopilot produced invalid orders in %s; seat %d plays its own or nothing",
                               self.game_id, seat)
-                proposal = {}
+                proposal = sub.orders if sub is not None else {}
             orders[str(seat)] = proposal
         await self._commit({"op": "close", "round": self.state.round, "orders": orders, "early": early,
                             "at": self.now_ms()})
@@ -567,6 +617,8 @@ class GameActor:
         sub = self.submissions.get(seat)
         if sub is not None:
             out["pending"] = sub.orders
+        if self.standing.get(seat):
+            out["standing"] = self.standing[seat]
         return out
 
     def updates_since(self, seat: int, after_seq: int) -> list[dict[str, Any]]:

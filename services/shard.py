@@ -242,6 +242,10 @@ class ShardCore:
             return {"updates": actor.updates_since(seat, after_seq), "version": actor.version,
                     "over": actor.status == "over"}
 
+    async def set_standing(self, game_id: str, seat: int, standing: dict[str, Any], key: str) -> dict[str, Any]:
+        async with self.using(game_id) as actor:
+            return await actor.set_standing(seat, standing, key=key)
+
     async def act(self, game_id: str, seat: int, action: dict[str, Any], key: str) -> dict[str, Any]:
         async with self.using(game_id) as actor:
             return await actor.act(seat, action, key=key)

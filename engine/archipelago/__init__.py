@@ -1,11 +1,12 @@
-"""Archipelago: simultaneous-turn island war (rules: shared/spec/archipelago.md, A1–A99).
+"""Archipelago: simultaneous-turn island war (rules: shared/spec/archipelago.md, A1–A110).
 
 This package implements the engine core: the unit table (:mod:`.units`), the immutable board and
 its text drawing (:mod:`.board`, A6–A8), the map generator (:mod:`.mapgen`, A9), the state
 (:mod:`.state`), orders (:mod:`.orders`, A16–A20, A24, A91), the round resolution (:mod:`.resolve`,
 A21–A67, A91–A99), sight and fog memory (:mod:`.fog`, A80–A83), each player's view (:mod:`.view`,
 A80–A85), the planning-time operations (:mod:`.economy`, A52–A53; ``GAME.act`` runs them as
-actions), random legal orders from a view (:mod:`.randplay`) and hand-made scenarios
+actions), random legal orders from a view (:mod:`.randplay`), standing orders (:mod:`.standing`,
+A70–A74) and the autopilot that plays them from a view (:mod:`.autopilot`), and hand-made scenarios
 (:mod:`.scenario`).
 
 ``GAME`` is the engine object (:class:`engine.base.Game`).  Parameters: ``players`` 2–8,

@@ -23,6 +23,11 @@ Their events leak nothing (A84: the others see only totals, at round open):
 - ``offer_declined`` / ``offer_withdrawn`` ``{"offer", "by"}`` to the offer's maker and addressee
   (everyone for a withdrawn offer to all);
 - ``chat`` ``{"from", "text", "to"?}`` to the sender and addressee (everyone without ``to``).
+
+Standing orders (A70–A74): ``check_standing``, ``standing_actions`` and ``standing_after_round``
+(:mod:`engine.archipelago.standing`: the shape, the checks, the A74 trades, how the build queue is
+consumed), ``autopilot`` and ``complete_orders`` (:mod:`engine.archipelago.autopilot`: what each
+posture and per-unit order does, from the player's view alone).
 """
 
 from __future__ import annotations
@@ -33,12 +38,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.archipelago import economy
+from engine.archipelago.autopilot import autopilot as standing_autopilot
+from engine.archipelago.autopilot import complete_orders as standing_complete
 from engine.archipelago.board import Board, Tile, tie_key
 from engine.archipelago.fog import tiles_mask, update_memory
 from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.randplay import random_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
+from engine.archipelago.standing import (check_standing, default_standing, standing_actions,
+                                         standing_after_round)
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
 from engine.archipelago.view import view as player_view
@@ -217,15 +226,37 @@ class ArchipelagoGame:
         return new, _events(raw, start_vis, end_vis)
 
     def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None) -> Orders:
-        """Hold (A71 default): keep the default deployment in round 0, no orders afterwards."""
-        if view.get("outcome") is not None:
-            return {}
-        if view.get("round", 0) == 0:
-            return {"deploy": []}
-        orders: Orders = {"units": []}
-        if standing_orders and standing_orders.get("bonus") in ("wood", "food", "iron", "fuel"):
-            orders["bonus"] = standing_orders["bonus"]
-        return orders
+        """A70–A73 for a player who submitted nothing (:mod:`engine.archipelago.autopilot`): the
+        default deployment in round 0; then its standing orders — with none (``None``, ``{}``) it
+        holds (A71): ``{"units": []}``, plus the standing bonus."""
+        return standing_autopilot(view, standing_orders)
+
+    def check_standing(self, state: State, player: int, standing: Mapping[str, Any]) -> dict[str, Any]:
+        """Check standing orders (A70–A74) against ``player``'s view; return them normalised
+        (:mod:`engine.archipelago.standing`: shape, refusals and their fields and rules)."""
+        return check_standing(state, player, standing)
+
+    def default_standing(self, state: State, player: int) -> dict[str, Any]:
+        """Standing orders for a seat the autopilot plays alone (A4):
+        :data:`engine.archipelago.standing.DEFAULT_STANDING` (aggressive, with a build queue)."""
+        return default_standing(state, player)
+
+    def complete_orders(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None,
+                        orders: Mapping[str, Any]) -> Orders:
+        """A70 for a player who submitted: ``orders`` plus standing orders for the units it leaves
+        without one, the queue's builds if it has no builds, the standing bonus if it has none."""
+        return standing_complete(view, standing, orders)
+
+    def standing_actions(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None
+                         ) -> list[dict[str, Any]]:
+        """A74: the ``act`` actions (``{"accept": ...}``, ``{"bank": ...}``) the player's trade
+        rules take at the close of a round, before its orders; from its view alone."""
+        return standing_actions(view, standing)
+
+    def standing_after_round(self, standing: Mapping[str, Any] | None, orders_used: Mapping[str, Any]
+                             ) -> dict[str, Any]:
+        """A73: the standing orders with the queue entries that ``orders_used`` built crossed off."""
+        return standing_after_round(standing, orders_used)
 
     def act(self, state: State, player: int, action: Mapping[str, Any]) -> tuple[State, list[Event]]:
         """A52/A53 at once: bank, offer, accept, chat (module docstring: shapes and events).

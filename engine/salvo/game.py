@@ -376,6 +376,35 @@ class SalvoGame:
         """S9: orders computed from the player's view alone (Salvo has no standing orders)."""
         return autopilot_orders(view)
 
+    def check_standing(self, state: SalvoState, player: int, standing: Mapping[str, Any]) -> dict[str, Any]:
+        """Salvo has no standing orders: only ``{}`` is accepted (anything else is InvalidOrder
+        naming the key)."""
+        player_seat(player, PLAYERS)
+        if not isinstance(standing, Mapping):
+            raise InvalidOrder("standing orders are an object", field="standing")
+        for key in standing:
+            raise InvalidOrder("Salvo has no standing orders", field=str(key)[:80])
+        return {}
+
+    def default_standing(self, state: SalvoState, player: int) -> dict[str, Any]:
+        """No standing orders: ``{}``."""
+        return {}
+
+    def complete_orders(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None,
+                        orders: Mapping[str, Any]) -> Orders:
+        """A Salvo submission decides everything: it is returned as it is."""
+        return dict(orders)
+
+    def standing_actions(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None
+                         ) -> list[dict[str, Any]]:
+        """No standing orders, no automatic actions."""
+        return []
+
+    def standing_after_round(self, standing: Mapping[str, Any] | None, orders_used: Mapping[str, Any]
+                             ) -> dict[str, Any]:
+        """Nothing to keep: ``{}``."""
+        return {}
+
     def act(self, state: SalvoState, player: int, action: Mapping[str, Any]
             ) -> tuple[SalvoState, list[Event]]:
         """Chat, the one immediate action of Salvo, allowed in every phase (also once the game is

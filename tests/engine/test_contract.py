@@ -222,3 +222,37 @@ def test_a53_malformed_chat_names_the_field(name: str, fields: dict[str, Any], f
         game.act(state, 0, {"chat": fields})
     assert isinstance(e.value, InvalidOrder) and e.value.field == field
     assert canonical_json(state.to_dict()) == before
+
+
+# -- standing orders, every game kind ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_standing_orders_empty_ones_check_and_change_nothing(name: str) -> None:
+    """``check_standing`` accepts ``{}`` (normalised, plain JSON, idempotent) and the game's
+    ``default_standing``, and refuses an unknown key naming it, without touching the state; with
+    empty standing orders the autopilot plays as without any, ``complete_orders`` keeps a submission
+    valid, there are no standing actions, and ``standing_after_round`` keeps them as they are."""
+    game = get_game(name)
+    state = game.new_game(configs(name)[0], 2)
+    for _ in range(2):
+        before = canonical_json(state.to_dict())
+        norm = game.check_standing(state, 0, {})
+        assert isinstance(norm, dict) and json.loads(canonical_json(norm)) == norm
+        assert game.check_standing(state, 0, norm) == norm
+        default = game.default_standing(state, 0)  # what seats filled with the autopilot play
+        assert game.check_standing(state, 0, default) == default
+        with pytest.raises(InvalidOrder) as e:
+            game.check_standing(state, 0, {"no_such_key": 1})
+        assert e.value.field == "no_such_key"
+        assert canonical_json(state.to_dict()) == before
+        orders: dict[int, Any] = {}
+        for p in game.expected_players(state):
+            view = game.view(state, p)
+            assert game.standing_actions(view, norm) == []
+            assert game.autopilot(view, norm) == game.autopilot(view, None)
+            submitted = game.random_orders(view, p)
+            completed = game.complete_orders(view, norm, submitted)
+            game.validate(state, p, completed)
+            assert game.standing_after_round(norm, completed) == norm
+            orders[p] = completed
+        state, _ = game.resolve(state, orders)
