@@ -546,15 +546,9 @@ async def _orders(client: Client, game_id: str, view: game_pb2.GetViewResponse, 
             screen.prompt(f"{label} place your fleet ({ships}): 'random' or 'battleship A1 h, cruiser C3 v, ...': ")
         else:
             screen.prompt(f"{label} fire up to {sv.shots_allowed} shots (e.g. A1 B2): ")
-        try:
-            text = await read_unless(lines, feed, view)
-        except RoundOver:
-            screen.say("")  # the prompt is abandoned: the close is reported with the new round
-            lines.discard_pending()
-            return MOVED_ON
-        if text is None:
-            return EOF
-        screen.answered(None if lines.interactive else text)
+        text, ended = await answer(screen, lines, feed, view)
+        if ended:
+            return ended
         try:
             orders = parse_placement(text) if placing else parse_shots(text)
         except EmptyLine:
@@ -576,6 +570,23 @@ async def _orders(client: Client, game_id: str, view: game_pb2.GetViewResponse, 
         feed.mine.add(view.round)
         screen.say(f"orders in for round {view.round}")
         return SUBMITTED
+
+
+async def answer(screen: Screen, lines: Lines, feed: Feed, view: game_pb2.GetViewResponse
+                 ) -> tuple[str, str]:
+    """(the player's next line at the prompt just shown, ""), or ("", MOVED_ON) when the round closed
+    (or the game ended) first — the prompt is abandoned and what was typed ahead at a terminal
+    dropped — or ("", EOF) at the end of input."""
+    try:
+        text = await read_unless(lines, feed, view)
+    except RoundOver:
+        screen.say("")  # the prompt is abandoned: the close is reported with the new round
+        lines.discard_pending()
+        return "", MOVED_ON
+    if text is None:
+        return "", EOF
+    screen.answered(None if lines.interactive else text)
+    return text, ""
 
 
 async def read_unless(lines: Lines, feed: Feed, view: game_pb2.GetViewResponse) -> str | None:

@@ -35,16 +35,14 @@ from archipelago.v1 import game_pb2, lobby_pb2
 from client.base import BaseClient as Client
 from client.errors import ApiError
 from client.play import (
-    EOF,
     MOVED_ON,
     SUBMITTED,
     EmptyLine,
     Feed,
     Lines,
-    RoundOver,
     Screen,
+    answer,
     deadline_label,
-    read_unless,
 )
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
 
@@ -795,15 +793,9 @@ class ArchipelagoUI:
         while True:
             label = deadline_label(view.round, view.deadline_unix_ms)
             screen.prompt(f"{label} {'deploy' if setup else 'orders'} ({len(draft)} so far)> ")
-            try:
-                text = await read_unless(lines, feed, view)
-            except RoundOver:
-                screen.say("")  # the prompt is abandoned: the close is reported with the new round
-                lines.discard_pending()
-                return MOVED_ON
-            if text is None:
-                return EOF
-            screen.answered(None if lines.interactive else text)
+            text, ended = await answer(screen, lines, feed, view)
+            if ended:
+                return ended
             try:
                 cmd = parse_command(text, ctx)
             except EmptyLine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -57,3 +58,11 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
             proc.wait()
 
 
+
+
+async def run(*args: str, timeout: float = 240) -> tuple[int, str]:
+    """``archipelago ARGS…`` as a subprocess: (exit code, output)."""
+    p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
+                                             stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(p.communicate(), timeout)
+    return p.returncode or 0, out.decode()

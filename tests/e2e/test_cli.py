@@ -9,18 +9,11 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.serving import EXE, served, wait_healthy
+from tests.e2e.serving import run, served, wait_healthy
 
 __all__ = ["served"]  # the fixture
 
 pytestmark = pytest.mark.e2e
-
-
-async def run(*args: str, timeout: float = 180) -> tuple[int, str]:
-    p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
-                                             stderr=asyncio.subprocess.STDOUT)
-    out, _ = await asyncio.wait_for(p.communicate(), timeout)
-    return p.returncode or 0, out.decode()
 
 
 async def test_serve_create_and_two_bots_play_salvo_to_the_end(

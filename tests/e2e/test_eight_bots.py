@@ -9,18 +9,11 @@ import subprocess
 
 import pytest
 
-from tests.e2e.serving import EXE, served, wait_healthy
+from tests.e2e.serving import run, served, wait_healthy
 
 __all__ = ["served"]  # the fixture
 
 pytestmark = pytest.mark.e2e
-
-
-async def run(*args: str, timeout: float = 240) -> tuple[int, str]:
-    p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
-                                             stderr=asyncio.subprocess.STDOUT)
-    out, _ = await asyncio.wait_for(p.communicate(), timeout)
-    return p.returncode or 0, out.decode()
 
 
 async def test_a1_eight_bots_play_an_eight_player_game_to_the_end(
