@@ -502,7 +502,8 @@ class GameActor:
                 return replayed
             engine = self._check_playing(seat)
             if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
-                raise RateLimited(f"at most {ACTIONS_PER_ROUND} actions per round", rule="A53", field="standing")
+                raise RateLimited(f"at most {ACTIONS_PER_ROUND} changes and actions per round", rule="A70",
+                                  field="standing")
             normalised = engine.check_standing(self.state, seat, standing)
             await self._commit({"op": "standing", "seat": seat, "standing": normalised, "key": key,
                                 "request": request, "at": self.now_ms()})
