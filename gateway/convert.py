@@ -1,36 +1,25 @@
 """Engine dicts <-> protobuf messages, through protobuf's own dict mapping and nothing else.
 
 Engine orders, views and events are plain dicts whose keys are the proto field names, so one
-``ParseDict`` / ``MessageToDict`` per direction converts them.  Adding a game adds one row to
-:data:`GAMES`.
+``ParseDict`` / ``MessageToDict`` per direction converts them.  Every oneof that varies by game
+(options, orders, view, standing) names its member after the game kind, and ``pending`` names it
+``<kind>_pending`` (the convention stated in the .proto files): adding a game adds its messages
+there and nothing here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from archipelago.v1 import archipelago_pb2, game_pb2, lobby_pb2, salvo_pb2
+from archipelago.v1 import game_pb2, lobby_pb2
 from engine.errors import InvalidOrder
 
-
-@dataclass(frozen=True)
-class GameMessages:
-    options_field: str  # CreateGameRequest.options oneof member
-    orders_field: str  # SubmitOrdersRequest.orders oneof member
-    view_field: str  # GetViewResponse.view oneof member
-    pending_field: str  # GetViewResponse.pending oneof member
-    orders_type: type[Message]
-
-
-GAMES: dict[str, GameMessages] = {
-    "salvo": GameMessages("salvo", "salvo", "salvo", "salvo_pending", salvo_pb2.SalvoOrders),
-    "archipelago": GameMessages("archipelago", "archipelago", "archipelago", "archipelago_pending",
-                                archipelago_pb2.ArchipelagoOrders),
-}
+#: the game kinds the protocol knows: the members of SubmitOrdersRequest's ``orders`` oneof
+GAMES: frozenset[str] = frozenset(
+    f.name for f in game_pb2.SubmitOrdersRequest.DESCRIPTOR.oneofs_by_name["orders"].fields)
 
 STATUS = {"lobby": lobby_pb2.GAME_STATUS_LOBBY, "running": lobby_pb2.GAME_STATUS_RUNNING,
           "over": lobby_pb2.GAME_STATUS_OVER}
@@ -41,38 +30,28 @@ def to_dict(msg: Message) -> dict[str, Any]:
     return json_format.MessageToDict(msg, preserving_proto_field_name=True)
 
 
-def messages(kind: str) -> GameMessages:
-    try:
-        return GAMES[kind]
-    except KeyError:
-        raise InvalidOrder(f"unknown game kind {kind!r}; known: {', '.join(sorted(GAMES))}",
-                           field="game") from None
+def check_kind(kind: str) -> str:
+    if kind not in GAMES:
+        raise InvalidOrder(f"unknown game kind {kind[:20]!r}; known: {', '.join(sorted(GAMES))}",
+                           field="game")
+    return kind
 
 
 def options_dict(req: lobby_pb2.CreateGameRequest) -> dict[str, Any]:
-    gm = messages(req.game)
+    check_kind(req.game)
     which = req.WhichOneof("options")
     if which is None:
         return {}
-    if which != gm.options_field:
+    if which != req.game:
         raise InvalidOrder(f"options {which!r} do not belong to a {req.game} game", field="options")
     return to_dict(getattr(req, which))
 
 
-def orders_dict(kind: str, req: game_pb2.SubmitOrdersRequest) -> dict[str, Any]:
-    which = req.WhichOneof("orders")
-    expected = messages(kind).orders_field
-    if which != expected:
-        raise InvalidOrder(f"this is a {kind} game: send {expected} orders", field="orders")
-    return to_dict(getattr(req, which))
-
-
-
-
-def standing_dict(kind: str, req: game_pb2.SetStandingOrdersRequest) -> dict[str, Any]:
-    which = req.WhichOneof("standing")
-    if which != kind:
-        raise InvalidOrder(f"this is a {kind} game: send {kind} standing orders", field="standing")
+def member_dict(kind: str, req: Message, oneof: str) -> dict[str, Any]:
+    """The ``oneof`` member of a request (orders, standing) as a dict; it must be the game's own."""
+    which = req.WhichOneof(oneof)
+    if which != check_kind(kind):
+        raise InvalidOrder(f"this is a {kind} game: send {kind} {oneof}", field=oneof)
     return to_dict(getattr(req, which))
 
 
@@ -83,14 +62,11 @@ def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
         deadline_seconds=v["deadline_seconds"], submitted=v["submitted"], code=v["code"],
         seats=v["seats"], expected=v["expected"], seq=v["seq"],
         players=[game_pb2.PlayerInfo(**p) for p in v["players"]])
-    gm = GAMES.get(v["game"])
-    if gm is not None:
-        if "view" in v:
-            json_format.ParseDict(v["view"], getattr(resp, gm.view_field))
-        if "pending" in v:
-            json_format.ParseDict(v["pending"], getattr(resp, gm.pending_field))
-        if "standing" in v:
-            json_format.ParseDict(v["standing"], getattr(resp, f"{v['game']}_standing"))
+    kind = v["game"]
+    if kind in GAMES:
+        for key, field in (("view", kind), ("pending", f"{kind}_pending"), ("standing", f"{kind}_standing")):
+            if key in v:
+                json_format.ParseDict(v[key], getattr(resp, field))
     return resp
 
 
