@@ -8,6 +8,19 @@ from engine.archipelago.scenario import resolve_scenario, state_from_scenario
 from engine.archipelago.state import State
 
 
+# A 12x7 board: p0's home island top left (base (0,0)), p1's bottom right (base (11,6)), a ring
+# island in the middle (x 4..8, y 3).
+TWO_HOMES = [
+    "0#..........",  # y0
+    "##..........",  # y1
+    "............",  # y2
+    "....#####...",  # y3
+    "............",  # y4
+    "..........##",  # y5
+    "..........#1",  # y6
+]
+
+
 def U(uid: str, owner: int, typ: str, x: int | None = None, y: int | None = None, **kw: Any) -> dict[str, Any]:
     d: dict[str, Any] = {"id": uid, "owner": owner, "type": typ}
     if x is not None and y is not None:

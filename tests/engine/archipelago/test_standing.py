@@ -23,21 +23,12 @@ from engine.archipelago.units import RESOURCES, UNIT_TYPES
 from engine.base import canonical_json, state_hash
 from engine.errors import GameError, IllegalOrder, InvalidOrder
 from engine.salvo import GAME as SALVO
-from tests.engine.archipelago.boards import U, state
+from tests.engine.archipelago.boards import TWO_HOMES, U, state
 
 Tile = tuple[int, int]
 P1Orders = Callable[[State, int], dict[str, Any]]
 
-# p0's home island top left (base (0,0)), p1's bottom right (base (11,6)), a ring island x 4..8, y 3
-BOARD = [
-    "0#..........",  # y0
-    "##..........",  # y1
-    "............",  # y2
-    "....#####...",  # y3
-    "............",  # y4
-    "..........##",  # y5
-    "..........#1",  # y6
-]
+BOARD = TWO_HOMES
 # p0's long home island on row 0 (base (0,0)); p1's home island bottom right
 LONG = [
     "0#########..",  # y0

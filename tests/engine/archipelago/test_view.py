@@ -14,7 +14,7 @@ from engine.archipelago.economy import accept_offer, bank, chat, offer
 from engine.archipelago.scenario import state_from_scenario
 from engine.archipelago.state import State
 from engine.archipelago.view import view
-from tests.engine.archipelago.boards import U
+from tests.engine.archipelago.boards import TWO_HOMES, U
 
 Tile = tuple[int, int]
 
@@ -48,17 +48,7 @@ def all_ids(obj: Any) -> set[str]:
     return {obj} if isinstance(obj, str) else set()
 
 
-# A 12x7 board: p0's home island top left (base (0,0)), p1's bottom right (base (11,6)),
-# a ring island in the middle (x 4..8, y 3).
-BOARD = [
-    "0#..........",  # y0
-    "##..........",  # y1
-    "............",  # y2
-    "....#####...",  # y3
-    "............",  # y4
-    "..........##",  # y5
-    "..........#1",  # y6
-]
+BOARD = TWO_HOMES
 W, H = 12, 7
 
 
