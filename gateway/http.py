@@ -1,4 +1,4 @@
-"""The gateway's HTTP app: the JSON + WebSocket door, health, Prometheus metrics, invite links."""
+"""The gateway's HTTP app: the JSON + WebSocket door, health, Prometheus metrics and the web client."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway import web
+from gateway import web, webclient
 
 
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
@@ -31,13 +31,8 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
             await before_scrape()
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    async def join(request: Request) -> Response:
-        code = request.path_params["code"]
-        return PlainTextResponse(f"Game code {code}: join with `archipelago bot {code}`, any gRPC client, "
-                                 f"or POST /v1/Lobby/JoinGame {{\"code\": \"{code}\", \"nickname\": …}}.\n")
-
-    routes: list[Any] = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/join/{code}", join)]
-    routes += web.routes()
+    routes: list[Any] = [Route("/healthz", healthz), Route("/metrics", metrics)]
+    routes += web.routes() + webclient.routes()
     return Starlette(routes=routes, lifespan=lifespan)
 
 

@@ -1,0 +1,73 @@
+// Translations: every string the page shows comes from /static/i18n/<lang>/<namespace>.json.
+// Keys are flat ("home.open"); a value may hold {name} placeholders. Hebrew is right-to-left.
+export const LANGS = ['en', 'he'];
+const RTL = new Set(['he']);
+const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo'];
+let table = {};
+let current = 'en';
+const listeners = new Set();
+
+export function lang() { return current; }
+export function dir() { return RTL.has(current) ? 'rtl' : 'ltr'; }
+
+// The language to start in: the player's choice, else the browser's, else English.
+export function preferredLang() {
+  const saved = localStorage.getItem('archipelago.lang');
+  if (LANGS.includes(saved)) return saved;
+  for (const l of navigator.languages || [navigator.language || 'en']) {
+    const base = String(l).toLowerCase().split('-')[0];
+    if (base === 'iw') return 'he';
+    if (LANGS.includes(base)) return base;
+  }
+  return 'en';
+}
+
+export async function setLang(l, { remember = false } = {}) {
+  if (!LANGS.includes(l)) l = 'en';
+  const parts = await Promise.all(NAMESPACES.map(async (ns) => {
+    const r = await fetch(`/static/i18n/${l}/${ns}.json`);
+    if (!r.ok) throw new Error(`translations ${l}/${ns}: HTTP ${r.status}`);
+    return r.json();
+  }));
+  table = Object.assign({}, ...parts);
+  current = l;
+  if (remember) localStorage.setItem('archipelago.lang', l);
+  document.documentElement.lang = l;
+  document.documentElement.dir = dir();
+  translateStatic(document);
+  for (const fn of listeners) fn(l);
+}
+
+export function onLang(fn) { listeners.add(fn); return () => listeners.delete(fn); }
+
+// t('lobby.seats', {taken: 1, seats: 2}); a missing key shows itself (and a test finds it).
+export function t(key, params = {}) {
+  let text = table[key];
+  if (text === undefined) {
+    console.warn(`missing translation: ${current}/${key}`);
+    return key;
+  }
+  for (const [k, v] of Object.entries(params)) text = text.replaceAll(`{${k}}`, String(v));
+  return text;
+}
+
+export function has(key) { return key in table; }
+
+// Elements written in HTML with data-t="key" get their text from the table.
+export function translateStatic(root) {
+  for (const el of root.querySelectorAll('[data-t]')) el.textContent = t(el.dataset.t);
+}
+
+// An error from the server (or the network) in the player's language: what went wrong by its code,
+// then which field and which rule. English also shows the server's own reason.
+export function errorText(err) {
+  const code = err && err.code ? err.code : 'server/internal';
+  const what = has(`error.${code}`) ? t(`error.${code}`) : t('error.unknown', { code });
+  const where = [];
+  if (err && err.field) where.push(t('error.field', { field: err.field }));
+  if (err && err.rule) where.push(t('error.rule', { rule: err.rule }));
+  let text = where.length ? `${what} (${where.join(', ')})` : what;
+  const reason = err && err.reason;
+  if (reason && current === 'en') text += `: ${reason}`;
+  return text;
+}

@@ -1,0 +1,61 @@
+"""The web client's routes: the page (one HTML shell for every client path), its static files and the
+rule tables it draws from (made from the engine, so the client never repeats a rule's numbers).
+
+Client paths: ``/`` (home), ``/join/{code}`` (an invite link: home with the code filled in; a
+non-browser gets a line of text saying how to join), ``/game/{game_id}`` (lobby, game, game over),
+``/rejoin`` (a personal rejoin link: the secret is in the URL's fragment, which browsers never send).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+STATIC = Path(__file__).with_name("static")
+# The shell may change with every release; its modules are revalidated (ETag) on each load.
+_NO_STORE = {"cache-control": "no-cache"}
+
+
+def archipelago_rules() -> dict[str, Any]:
+    """The tables of the Archipelago spec the client needs to draw and to grey out (A10, A40, A52, A53)."""
+    from engine.archipelago import economy
+    from engine.archipelago.units import RESOURCES, STARTING_UNITS, TARGETS, UNIT_TYPES, WARSHIPS
+
+    units = [{"id": t.id, "name": t.name, "domain": t.domain, "strength": t.strength, "move": t.move,
+              "sight": t.sight, "cost": t.cost, "capacity": t.capacity, "limit": t.limit,
+              "buildable": t.buildable, "warship": t.id in WARSHIPS}
+             for t in UNIT_TYPES.values()]
+    return {"resources": list(RESOURCES), "units": units, "starting_units": list(STARTING_UNITS),
+            "targets": {str(k): v for k, v in TARGETS.items()}, "bank_rate": economy.BANK_RATE,
+            "port_rate": economy.PORT_RATE, "max_offers": economy.MAX_OFFERS, "max_chat": 10,
+            "max_build_queue": 20}
+
+
+def routes() -> list[Any]:
+    async def page(_request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=_NO_STORE)
+
+    async def join(request: Request) -> Response:
+        if "text/html" in request.headers.get("accept", ""):
+            return FileResponse(STATIC / "index.html", headers=_NO_STORE)
+        code = request.path_params["code"]
+        return PlainTextResponse(f"Game code {code}: open this link in a browser, join with `archipelago bot "
+                                 f"{code}`, any gRPC client, or POST /v1/Lobby/JoinGame "
+                                 f"{{\"code\": \"{code}\", \"nickname\": …}}.\n")
+
+    rules = archipelago_rules()
+
+    async def rules_json(_request: Request) -> Response:
+        return JSONResponse(rules, headers={"cache-control": "max-age=3600"})
+
+    return [Route("/", page), Route("/game/{game_id}", page), Route("/rejoin", page),
+            Route("/join/{code}", join), Route("/client/archipelago.json", rules_json),
+            Mount("/static", StaticFiles(directory=STATIC), name="static")]
+
+
+__all__ = ["STATIC", "archipelago_rules", "routes"]

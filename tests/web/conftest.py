@@ -1,0 +1,155 @@
+"""Browser tests: Debian's Chromium driven by Playwright (sync API) against `archipelago serve`.
+
+One served cluster and one browser per session; each test opens its own browser contexts (one per
+player: separate storage, like separate devices). Every page is watched: a console error, an
+uncaught exception or a failed request fails the test that opened it. Screenshots go to
+``test-artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from services.cluster import free_port
+from tests.e2e.serving import EXE, wait_healthy
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("ARCHIPELAGO_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
+
+
+@dataclass
+class Served:
+    url: str  # http://127.0.0.1:<port>
+    grpc: str  # 127.0.0.1:<port>
+    proc: subprocess.Popen[str]
+
+
+@pytest.fixture(scope="session")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`archipelago serve` as a user runs it, on free ports, for the whole session."""
+    cwd = tmp_path_factory.mktemp("web-serve")
+    grpc_port, http_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
+    env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
+                             "--data-dir", "var"], env=env, text=True, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(f"127.0.0.1:{grpc_port}", proc)
+        yield Served(f"http://127.0.0.1:{http_port}", f"127.0.0.1:{grpc_port}", proc)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@dataclass
+class Watched:
+    """The pages a test opened and every problem they reported."""
+
+    contexts: list[BrowserContext] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)  # substrings of problems a test causes on purpose
+
+    def watch(self, page: Page) -> Page:
+        page.on("console", lambda m: m.type in ("error", "warning")
+                and self.problems.append(f"console {m.type}: {m.text}"))
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.method} {r.url} {r.failure}"))
+        page.on("response", lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
+        return page
+
+    def unexpected(self) -> list[str]:
+        return [p for p in self.problems if not any(a in p for a in self.allowed)]
+
+
+OpenPage = Callable[..., Page]
+
+
+@pytest.fixture
+def watched() -> Watched:
+    return Watched()
+
+
+@pytest.fixture
+def open_page(browser: Browser, web_server: Served, watched: Watched) -> Iterator[OpenPage]:
+    """open_page(viewport="desktop"|"phone", locale="en-US") → a Page in a new context (a new device)."""
+
+    def make(viewport: str = "desktop", locale: str = "en-US") -> Page:
+        ctx = browser.new_context(viewport=VIEWPORTS[viewport], locale=locale, base_url=web_server.url,
+                                  has_touch=viewport == "phone", is_mobile=viewport == "phone")
+        ctx.set_default_timeout(20_000)
+        watched.contexts.append(ctx)
+        return watched.watch(ctx.new_page())
+
+    yield make
+    for ctx in watched.contexts:
+        ctx.close()
+    assert not watched.unexpected(), "\n".join(watched.unexpected())
+
+
+def shot(page: Page, name: str) -> Path:
+    """Save a screenshot as test-artifacts/<name>.png."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def create_game(page: Page, nickname: str, game: str = "archipelago", players: int = 2) -> str:
+    """From the home page: open a game; returns its invite link (the page is in the lobby)."""
+    page.goto("/")
+    page.fill("#nickname", nickname)
+    page.select_option("#game-kind", game)
+    if game != "salvo":
+        page.select_option("#players", str(players))
+    page.click("#open")
+    page.wait_for_selector("#game-code")
+    return page.input_value("#invite-link")
+
+
+def join_by_link(page: Page, invite: str, nickname: str) -> None:
+    """Open an invite link, write a nickname, join: the page is in the lobby."""
+    page.goto(invite)
+    assert page.input_value("#code"), "the invite link fills in the code"
+    page.fill("#nickname", nickname)
+    page.click("#join")
+    page.wait_for_selector("#seats")
+
+
+def start(host: Page, *others: Page) -> None:
+    """The host starts the game once every seat is taken; every page shows the game."""
+    host.click("#start:not([disabled])")
+    for p in (host, *others):
+        p.wait_for_selector("#game-area:not([hidden])")
