@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the tests need from Debian's packages when it is missing: redis-server (the
-# end-to-end tests start private ones). Never prompts (CI runs with no standard input).
+# end-to-end tests start private ones), Chromium and fonts for Hebrew and emoji (the browser tests;
+# Playwright drives Debian's Chromium, it never downloads a browser). Never prompts (CI runs with no
+# standard input).
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fc-list :lang=he 2>/dev/null | grep -q . || missing+=(fonts-dejavu-core)
+fc-list 2>/dev/null | grep -qi "emoji" || missing+=(fonts-noto-color-emoji)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

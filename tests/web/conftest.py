@@ -8,16 +8,28 @@ uncaught exception or a failed request fails the test that opened it. Screenshot
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import tempfile
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    Response,
+    ViewportSize,
+    sync_playwright,
+)
 
 from services.cluster import free_port
 from tests.e2e.serving import EXE, wait_healthy
@@ -29,7 +41,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("ARCHIPELAGO_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-VIEWPORTS = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
+VIEWPORTS: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 860}, "phone": {"width": 390, "height": 844}}
 
 
 @dataclass
@@ -83,11 +95,18 @@ class Watched:
     allowed: list[str] = field(default_factory=list)  # substrings of problems a test causes on purpose
 
     def watch(self, page: Page) -> Page:
-        page.on("console", lambda m: m.type in ("error", "warning")
-                and self.problems.append(f"console {m.type}: {m.text}"))
+        def console(m: ConsoleMessage) -> None:
+            if m.type in ("error", "warning"):
+                self.problems.append(f"console {m.type}: {m.text}")
+
+        def response(r: Response) -> None:
+            if r.status >= 400:
+                self.problems.append(f"HTTP {r.status}: {r.request.method} {r.url}")
+
+        page.on("console", console)
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.method} {r.url} {r.failure}"))
-        page.on("response", lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
+        page.on("response", response)
         return page
 
     def unexpected(self) -> list[str]:
@@ -104,10 +123,11 @@ def watched() -> Watched:
 
 @pytest.fixture
 def open_page(browser: Browser, web_server: Served, watched: Watched) -> Iterator[OpenPage]:
-    """open_page(viewport="desktop"|"phone", locale="en-US") → a Page in a new context (a new device)."""
+    """open_page(viewport="desktop"|"phone", locale="en-US", base_url=…) → a Page in a new context (a
+    new device); relative URLs go to the served gateway unless ``base_url`` says otherwise."""
 
-    def make(viewport: str = "desktop", locale: str = "en-US") -> Page:
-        ctx = browser.new_context(viewport=VIEWPORTS[viewport], locale=locale, base_url=web_server.url,
+    def make(viewport: str = "desktop", locale: str = "en-US", base_url: str = "") -> Page:
+        ctx = browser.new_context(viewport=VIEWPORTS[viewport], locale=locale, base_url=base_url or web_server.url,
                                   has_touch=viewport == "phone", is_mobile=viewport == "phone")
         ctx.set_default_timeout(20_000)
         watched.contexts.append(ctx)
@@ -117,6 +137,17 @@ def open_page(browser: Browser, web_server: Served, watched: Watched) -> Iterato
     for ctx in watched.contexts:
         ctx.close()
     assert not watched.unexpected(), "\n".join(watched.unexpected())
+
+
+def post(base_url: str, rpc: str, body: dict[str, Any], secret: str = "") -> dict[str, Any]:
+    """One call of the JSON door, as any HTTP client makes it (``rpc`` like "Lobby/CreateGame")."""
+    headers = {"content-type": "application/json"}
+    if secret:
+        headers["authorization"] = f"Bearer {secret}"
+    req = urllib.request.Request(f"{base_url}/v1/{rpc}", data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(req, timeout=20) as resp:
+        answer: dict[str, Any] = json.load(resp)
+        return answer
 
 
 def shot(page: Page, name: str) -> Path:

@@ -20,8 +20,7 @@ export class ApiError extends Error {
   }
 }
 
-const offlineError = () => new ApiError({ code: 'net/offline', offline: true, retry: true,
-  message: 'the server cannot be reached' });
+const offlineError = () => new ApiError({ code: 'net/offline', offline: true, retry: true });
 
 export async function call(rpc, body = {}, secret = '') {
   const headers = { 'content-type': 'application/json' };

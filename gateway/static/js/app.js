@@ -561,6 +561,8 @@ function gameScreen(gameId) {
   }
 
   const offLang = i18n.onLang(() => { if (module && module.relabel) module.relabel(); render(); });
+  const backOnline = () => flushOutbox();
+  window.addEventListener('online', backOnline);
   (async () => {
     await refresh();
     if (destroyed || !view) {
@@ -576,6 +578,7 @@ function gameScreen(gameId) {
     destroy() {
       destroyed = true;
       offLang();
+      window.removeEventListener('online', backOnline);
       clearInterval(clock);
       clearTimeout(pending);
       if (watch) watch.stop();
