@@ -22,10 +22,22 @@ const seats = {
     const all = this.all();
     all[gameId] = { ...(all[gameId] || {}), ...record, saved: Date.now() };
     const ids = Object.keys(all).sort((a, b) => all[b].saved - all[a].saved);
-    for (const old of ids.slice(50)) delete all[old]; // bounded: the 50 latest games
+    for (const old of ids.slice(50)) { // bounded: the 50 latest games, with their drafts and outbox
+      delete all[old];
+      forget(`archipelago.draft.${old}.`);
+      forget(`archipelago.outbox.${old}`);
+    }
     localStorage.setItem('archipelago.seats', JSON.stringify(all));
   },
 };
+
+// Remove every stored key that starts with `prefix` (except `keep`).
+function forget(prefix, keep = '') {
+  for (let i = localStorage.length - 1; i >= 0; i -= 1) {
+    const k = localStorage.key(i);
+    if (k && k.startsWith(prefix) && k !== keep) localStorage.removeItem(k);
+  }
+}
 
 function stored(key, fallback) {
   try { return JSON.parse(localStorage.getItem(key)) ?? fallback; } catch { return fallback; }
@@ -344,7 +356,11 @@ function gameScreen(gameId) {
   const draft = {
     key: () => `archipelago.draft.${gameId}.${view ? view.round : 0}`,
     load() { return stored(this.key(), null); },
-    save(value) { localStorage.setItem(this.key(), JSON.stringify(value)); },
+    save(value) {
+      const keep = this.key();
+      forget(`archipelago.draft.${gameId}.`, keep); // earlier rounds' drafts are of no use now
+      localStorage.setItem(keep, JSON.stringify(value));
+    },
     clear() { localStorage.removeItem(this.key()); },
   };
 

@@ -59,8 +59,10 @@ export function translateStatic(root) {
 }
 
 // An error from the server (or the network) in the player's language: what went wrong by its code,
-// then which field and which rule. English also shows the server's own reason.
+// then which field and which rule. English also shows the server's own reason. A refusal made in
+// the page itself comes with its translated `text`.
 export function errorText(err) {
+  if (err && err.text) return err.text; // a refusal made in the page, already in the player's words
   const code = err && err.code ? err.code : 'server/internal';
   const what = has(`error.${code}`) ? t(`error.${code}`) : t('error.unknown', { code });
   const where = [];
