@@ -22,8 +22,9 @@ _NO_STORE = {"cache-control": "no-cache"}
 
 
 def archipelago_rules() -> dict[str, Any]:
-    """The tables of the Archipelago spec the client needs to draw and to grey out (A10, A40, A52, A53)."""
-    from engine.archipelago import economy
+    """The tables and limits of the Archipelago rules the client draws and greys out by (A10, A36–A40, A52,
+    A53, A70–A74), read from the engine."""
+    from engine.archipelago import economy, orders, standing
     from engine.archipelago.units import RESOURCES, STARTING_UNITS, TARGETS, UNIT_TYPES, WARSHIPS
 
     units = [{"id": t.id, "name": t.name, "domain": t.domain, "strength": t.strength, "move": t.move,
@@ -32,8 +33,12 @@ def archipelago_rules() -> dict[str, Any]:
              for t in UNIT_TYPES.values()]
     return {"resources": list(RESOURCES), "units": units, "starting_units": list(STARTING_UNITS),
             "targets": {str(k): v for k, v in TARGETS.items()}, "bank_rate": economy.BANK_RATE,
-            "port_rate": economy.PORT_RATE, "max_offers": economy.MAX_OFFERS, "max_chat": 10,
-            "max_build_queue": 20}
+            "port_rate": economy.PORT_RATE, "max_offers": economy.MAX_OFFERS, "max_chat": economy.MAX_CHATS,
+            "max_chat_length": economy.MAX_CHAT_LEN, "outpost_cost": orders.OUTPOST_COST,
+            "strike_cost": orders.STRIKE_COST, "strike_range": orders.STRIKE_RANGE,
+            "reveal_range": orders.REVEAL_RANGE, "max_build_queue": standing.MAX_QUEUE,
+            "min_waypoints": standing.MIN_WAYPOINTS, "max_waypoints": standing.MAX_WAYPOINTS,
+            "max_bank_rules": standing.MAX_BANK_RULES}
 
 
 def routes() -> list[Any]:

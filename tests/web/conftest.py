@@ -73,13 +73,15 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             proc.wait()
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: while Playwright's sync API is open it holds an event loop in this
+# thread, and pytest-asyncio's tests elsewhere in the same run must not find one.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as pw:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield b

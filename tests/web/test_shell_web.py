@@ -43,6 +43,14 @@ def seat_of(url: str, game: dict[str, Any], who: str, seat: int) -> dict[str, An
     return player
 
 
+def bob_is_here(open_page: OpenPage, game: dict[str, Any], web_server: Served) -> None:
+    """Bob's page is open (his stream counts him as connected, A17)."""
+    bob = open_page()
+    bob.goto(f"/rejoin#{game['bob']}")
+    bob.wait_for_selector("#game-area:not([hidden])")
+    until(lambda: seat_of(web_server.url, game, "ann", 1)["connected"], "bob's stream to open")
+
+
 # ------------------------------------------------------------------------------------------- W1, W2
 
 def test_w1_w2_invite_link_and_a_lobby_that_fills_live(open_page: OpenPage) -> None:
@@ -172,10 +180,7 @@ def test_websocket_cut_mid_round_the_page_catches_up_by_itself(
         expect(page.locator("#round")).to_contain_text("Round 0")
         until(lambda: seat_of(web_server.url, game, "bob", 0)["connected"], "ann's stream to open")
 
-        bob = open_page()  # bob plays on, straight to the gateway
-        bob.goto(f"/rejoin#{game['bob']}")
-        bob.wait_for_selector("#game-area:not([hidden])")
-        until(lambda: seat_of(web_server.url, game, "ann", 1)["connected"], "bob's stream to open")
+        bob_is_here(open_page, game, web_server)  # bob plays on, straight to the gateway
 
         proxy.hold()  # new connections wait …
         assert proxy.cut() == 1  # … and the open stream drops
@@ -208,6 +213,7 @@ def test_orders_entered_offline_are_sent_when_the_network_is_back(
     page = open_page()
     page.goto(f"/rejoin#{game['ann']}")
     page.wait_for_selector("#done")
+    bob_is_here(open_page, game, web_server)  # so that ann's orders alone do not close the round
     page.context.set_offline(True)
     page.click("#done")
     expect(page.locator("#queued")).to_be_visible()
@@ -220,21 +226,24 @@ def test_orders_entered_offline_are_sent_when_the_network_is_back(
 
 
 def test_a_queued_submission_survives_a_reload(open_page: OpenPage, web_server: Served, watched: Watched) -> None:
-    watched.allowed += ["ERR_INTERNET_DISCONNECTED", "WebSocket connection to"]
+    # offline on purpose, and a reload aborts whatever request the page had in flight
+    watched.allowed += ["ERR_INTERNET_DISCONNECTED", "WebSocket connection to", "net::ERR_ABORTED"]
     game = api_game(web_server.url)
     page = open_page()
     page.goto(f"/rejoin#{game['ann']}")
     page.wait_for_selector("#done")
+    bob_is_here(open_page, game, web_server)
     game_url = page.url
     page.context.set_offline(True)
     page.click("#done")
     expect(page.locator("#queued")).to_be_visible()
-    page.context.set_offline(False)
+    # the network comes back but the send keeps failing, and the player reloads the page
     page.route("**/v1/Game/SubmitOrders", lambda route: route.abort("internetdisconnected"))
-    page.goto(game_url)  # a reload while the send still fails: the orders wait in the outbox
+    page.context.set_offline(False)
+    page.goto(game_url)
     expect(page.locator("#queued")).to_be_visible()
-    page.unroute("**/v1/Game/SubmitOrders")
-    page.evaluate("window.dispatchEvent(new Event('online'))")
+    assert not seat_of(web_server.url, game, "bob", 0)["submitted"]
+    page.unroute("**/v1/Game/SubmitOrders")  # the page keeps trying by itself
     until(lambda: seat_of(web_server.url, game, "bob", 0)["submitted"], "the orders kept across the reload")
     expect(page.locator("#queued")).to_have_count(0)
 

@@ -317,15 +317,26 @@ function gameScreen(gameId) {
     return resp;
   }
   let flushing = false;
+  let retryTimer = null;
+  let retryDelay = 2000;
+  function retryLater() { // while something waits in the outbox, try again: 2 s, 4 s, … 30 s
+    clearTimeout(retryTimer);
+    if (destroyed || !readOutbox()) return;
+    retryTimer = setTimeout(flushOutbox, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 30000);
+  }
   async function flushOutbox() {
     const entry = readOutbox();
     if (!entry || flushing) return;
     flushing = true;
     try {
       await send(entry);
+      retryDelay = 2000;
       refreshSoon();
     } catch (err) {
-      if (!transient(err)) {
+      if (transient(err)) {
+        retryLater();
+      } else {
         localStorage.removeItem(outboxKey);
         renderQueued();
         showError(header, err);
@@ -344,6 +355,7 @@ function gameScreen(gameId) {
     } catch (err) {
       if (transient(err)) {
         renderQueued();
+        retryLater();
         return { queued: true };
       }
       localStorage.removeItem(outboxKey);
@@ -596,6 +608,7 @@ function gameScreen(gameId) {
       offLang();
       window.removeEventListener('online', backOnline);
       clearInterval(clock);
+      clearTimeout(retryTimer);
       clearTimeout(pending);
       if (watch) watch.stop();
       if (module && module.destroy) module.destroy();
