@@ -85,6 +85,7 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
             print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
             print(f"HTTP  listening on http://{host}:{http_port}  (JSON API /v1/…, WebSocket /v1/Game/Watch, "
                   "/healthz, /metrics)", flush=True)
+            print(f"play: {public_url}/  (in a browser)", flush=True)
             print(f"try:  {client_command()} create salvo --server {host}:{port}", flush=True)
             try:
                 yield
