@@ -102,3 +102,17 @@ class BaseClient(abc.ABC):
 
     async def chat(self, game_id: str, text: str, to: int | None = None, key: str = "") -> game_pb2.ActResponse:
         return await self.act(game_id, key=key, chat=game_pb2.ChatAction(text=text, to=to))
+
+    async def create_agent_token(self, game_id: str, label: str = "") -> game_pb2.AgentToken:
+        """A personal AI agent token for the caller's seat (A90); its ``token`` is shown only here."""
+        return await self.call("Game", "CreateAgentToken",
+                               game_pb2.CreateAgentTokenRequest(game_id=game_id, label=label), game_pb2.AgentToken)
+
+    async def list_agent_tokens(self, game_id: str) -> game_pb2.ListAgentTokensResponse:
+        return await self.call("Game", "ListAgentTokens", game_pb2.ListAgentTokensRequest(game_id=game_id),
+                               game_pb2.ListAgentTokensResponse)
+
+    async def revoke_agent_token(self, game_id: str, token_id: str) -> game_pb2.RevokeAgentTokenResponse:
+        return await self.call("Game", "RevokeAgentToken",
+                               game_pb2.RevokeAgentTokenRequest(game_id=game_id, token_id=token_id),
+                               game_pb2.RevokeAgentTokenResponse)

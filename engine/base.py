@@ -198,6 +198,17 @@ class Game(Protocol):
         one).  Empty orders (``{}``) when the player may not act (game over, not its turn)."""
         ...
 
+    def legal_moves(self, view: Mapping[str, Any], unit: str | None = None) -> dict[str, Any]:
+        """What the viewing player may do now (A90, the agent's "legal moves" tool), computed from
+        its view only, so the answer reveals nothing the view does not.
+
+        Plain JSON with a ``"phase"`` key (``"over"`` once the game has ended, then nothing else);
+        the other keys are the game's own (its module says which), each option one that ``validate``
+        accepts on its own.  ``unit`` asks about one of the player's units only; a game without
+        units, or an id that is not one of the player's units in the view, raises an
+        :class:`engine.errors.GameError` naming the field ``unit``."""
+        ...
+
     def outcome(self, state: Any) -> Outcome | None: ...
 
 

@@ -29,13 +29,14 @@ import hmac
 import itertools
 import logging
 import secrets
+import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import Gauge
 
-from engine.errors import InvalidOrder, NotFound, PermissionDenied, Unauthenticated
+from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Unauthenticated
 from gateway.cache import LRU
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
@@ -49,6 +50,9 @@ PRESENCE_TTL_S = 20.0  # a stream whose gateway stops refreshing it counts as go
 HEARTBEAT_S = 5.0
 SPEEDS = {"fast": 60.0, "slow": 8 * 3600.0}
 CACHE_SIZE = 200_000
+AGENT_PREFIX = "agt_"  # agent tokens (A90) look like "agt_…"; player secrets never start so
+MAX_AGENT_TOKENS = 5  # live agent tokens per player
+MAX_LABEL = 40
 MIN_REQUEST_ID, MAX_REQUEST_ID = 16, 64
 
 WATCHERS = Gauge("archipelago_watch_streams", "open Watch streams on this gateway (every door)")
@@ -77,6 +81,8 @@ class ApiConfig:
 class Caller:
     game_id: str
     seat: int
+    # The hash of the agent token the call came with (A90), "" for the player's own secret.
+    agent: str = ""
 
 
 class Presence:
@@ -171,6 +177,15 @@ class PlayerAPI:
             raise Unauthenticated("missing player secret (send 'authorization: Bearer <secret>')",
                                   field="authorization", rule="A3")
         h = hash_secret(secret)
+        if secret.startswith(AGENT_PREFIX):  # never cached: a revoked token is refused at once
+            token_seat = await self.store.seat_of_agent_token(h)
+            if token_seat is None:
+                raise Unauthenticated("unknown or revoked agent token", field="authorization", rule="A90")
+            agent = Caller(*token_seat, agent=h)
+            if game_id is not None and game_id != agent.game_id:
+                raise PermissionDenied("this token belongs to a player of another game", field="game_id",
+                                       rule="A90")
+            return agent
         who = self._secrets.get(h)
         if who is None:
             found = await self.store.seat_of_secret(h)
@@ -283,6 +298,47 @@ class PlayerAPI:
         result: dict[str, Any] = await self.router.call(game_id, "set_standing", game_id, who.seat, standing, key)
         return result
 
+    # ------------------------------------------------------------------ personal AI agent tokens (A90)
+    async def _owner(self, secret: str, game_id: str) -> Caller:
+        who = await self.auth(secret, game_id)
+        if who.agent:
+            raise PermissionDenied("only the player's own secret manages agent tokens", field="authorization",
+                                   rule="A90")
+        return who
+
+    def _token_info(self, token_id: str, rec: Mapping[str, Any], token: str = "") -> dict[str, Any]:
+        return {"token_id": token_id, "label": rec["label"], "created_unix_ms": int(rec["created_ms"]),
+                "token": token, "mcp_url": f"{self.config.public_url}/mcp"}
+
+    async def create_agent_token(self, secret: str, game_id: str, label: str = "") -> dict[str, Any]:
+        """A new agent token for the caller's seat; the token string is in this answer only."""
+        who = await self._owner(secret, game_id)
+        if len(label) > MAX_LABEL or not label.isprintable():
+            raise InvalidOrder(f"a label is 0–{MAX_LABEL} printable characters", field="label", rule="A90")
+        token = AGENT_PREFIX + secrets.token_urlsafe(24)
+        token_id = secrets.token_hex(6)
+        created = int(time.time() * 1000)
+        if not await self.store.add_agent_token(who.game_id, who.seat, token_id, hash_secret(token), label, created,
+                                                MAX_AGENT_TOKENS):
+            raise RateLimited(f"at most {MAX_AGENT_TOKENS} live agent tokens per player: revoke one first",
+                              field="label", rule="A90")
+        return self._token_info(token_id, {"label": label, "created_ms": created}, token)
+
+    async def list_agent_tokens(self, secret: str, game_id: str) -> list[dict[str, Any]]:
+        who = await self._owner(secret, game_id)
+        tokens = await self.store.agent_tokens(who.game_id, who.seat)
+        return sorted((self._token_info(tid, rec) for tid, rec in tokens.items()),
+                      key=lambda t: (t["created_unix_ms"], t["token_id"]))
+
+    async def revoke_agent_token(self, secret: str, game_id: str, token_id: str) -> None:
+        """Revoke a token: every later call with it is refused, and streams open with it end."""
+        who = await self._owner(secret, game_id)
+        tokens = await self.store.agent_tokens(who.game_id, who.seat)
+        rec = tokens.get(token_id)
+        if rec is None or not await self.store.revoke_agent_token(who.game_id, who.seat, token_id):
+            raise NotFound("no live agent token with this id", field="token_id", rule="A90")
+        await self.store.publish(game_id, {"revoked": rec["hash"]})  # every gateway ends its streams
+
     async def watch(self, secret: str, game_id: str, after_seq: int = 0) -> AsyncGenerator[dict[str, Any], None]:
         """The caller's updates with seq > ``after_seq``, then live ones, until the game is over.
 
@@ -315,6 +371,8 @@ class PlayerAPI:
                 target = max(target, version)  # a version not applied after the wait is not waited for again
                 while box.version <= target:
                     await box.wait()
+                    if who.agent and who.agent in box.revoked:
+                        raise Unauthenticated("this agent token was revoked", field="authorization", rule="A90")
                     while box.presence:
                         other, connected = box.presence.popleft()
                         if other != seat:

@@ -74,9 +74,12 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
             await _abort(context, "Watch", exc)
             return
         REQUESTS.labels("grpc", "Watch", "OK").inc()
-        async with contextlib.aclosing(updates):
-            async for update in updates:
-                yield update
+        try:
+            async with contextlib.aclosing(updates):
+                async for update in updates:
+                    yield update
+        except Exception as exc:  # the stream ended on an error (a revoked agent token, say): render it
+            await _abort(context, "Watch", exc)
     return handle
 
 

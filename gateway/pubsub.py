@@ -28,10 +28,14 @@ class Mailbox:
     def __init__(self) -> None:
         self.version = 0
         self.presence: deque[tuple[int, bool]] = deque(maxlen=MAX_PRESENCE_NOTICES)
+        self.revoked: set[str] = set()  # hashes of agent tokens revoked while the stream is open (A90)
         self.event = asyncio.Event()
 
     def put(self, notice: dict[str, Any]) -> None:
-        if "presence" in notice:
+        if "revoked" in notice:
+            if len(self.revoked) < MAX_PRESENCE_NOTICES:  # bounded (a player has at most a few tokens)
+                self.revoked.add(str(notice["revoked"]))
+        elif "presence" in notice:
             self.presence.append((int(notice["presence"]), bool(notice["connected"])))
         else:
             self.version = max(self.version, int(notice.get("version", 0)))

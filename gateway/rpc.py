@@ -72,6 +72,20 @@ async def set_standing_orders(api: PlayerAPI, req: game_pb2.SetStandingOrdersReq
     return game_pb2.SetStandingOrdersResponse(**ack)
 
 
+async def create_agent_token(api: PlayerAPI, req: game_pb2.CreateAgentTokenRequest, secret: str) -> Message:
+    return game_pb2.AgentToken(**await api.create_agent_token(secret, req.game_id, req.label))
+
+
+async def list_agent_tokens(api: PlayerAPI, req: game_pb2.ListAgentTokensRequest, secret: str) -> Message:
+    tokens = await api.list_agent_tokens(secret, req.game_id)
+    return game_pb2.ListAgentTokensResponse(tokens=[game_pb2.AgentToken(**t) for t in tokens])
+
+
+async def revoke_agent_token(api: PlayerAPI, req: game_pb2.RevokeAgentTokenRequest, secret: str) -> Message:
+    await api.revoke_agent_token(secret, req.game_id, req.token_id)
+    return game_pb2.RevokeAgentTokenResponse()
+
+
 async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> AsyncGenerator[game_pb2.Update, None]:
     """Authenticates at once (errors before the first update); the iterator must be closed."""
     stream = await api.watch(secret, req.game_id, req.after_seq)
@@ -103,6 +117,9 @@ UNARY: dict[str, Rpc] = {r.name: r for r in (
     Rpc("Game", "SubmitOrders", game_pb2.SubmitOrdersRequest, submit_orders),  # type: ignore[arg-type]
     Rpc("Game", "Act", game_pb2.ActRequest, act),  # type: ignore[arg-type]
     Rpc("Game", "SetStandingOrders", game_pb2.SetStandingOrdersRequest, set_standing_orders),  # type: ignore[arg-type]
+    Rpc("Game", "CreateAgentToken", game_pb2.CreateAgentTokenRequest, create_agent_token),  # type: ignore[arg-type]
+    Rpc("Game", "ListAgentTokens", game_pb2.ListAgentTokensRequest, list_agent_tokens),  # type: ignore[arg-type]
+    Rpc("Game", "RevokeAgentToken", game_pb2.RevokeAgentTokenRequest, revoke_agent_token),  # type: ignore[arg-type]
 )}
 
 

@@ -9,6 +9,9 @@ Key schema (all under a configurable prefix, default ``arch:``):
 ``open``                        sorted set of public games open for joining (score: created ms)
 ``code:{CODE}``                 game id of a 6-character game code
 ``secret:{sha256}``             JSON {game, seat} of a player secret's hash (never the secret)
+``agent:{sha256}``              JSON {game, seat, id} of a personal AI agent token's hash (A90)
+``agents:{game}:{seat}``        hash token id -> JSON {hash, label, created_ms}: a player's live
+                                agent tokens (at most a few; revoking deletes both keys)
 ``placement``                   hash game id -> shard name (rendezvous hashing, recorded)
 ``deadlines:{shard}``           sorted set game id -> round deadline (Unix ms) of that shard
 ``presence:{game}``             sorted set "{seat}:{stream}" -> expiry (Unix ms) of each open Watch
@@ -29,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import WatchError
 
 
 def dumps(obj: Any) -> str:
@@ -81,6 +85,50 @@ class Store:
 
     async def seat_of_secret(self, secret_hash: str) -> tuple[str, int] | None:
         raw = await self.redis.get(self.key("secret", secret_hash))
+        if raw is None:
+            return None
+        d = json.loads(raw)
+        return str(d["game"]), int(d["seat"])
+
+    # --- personal AI agent tokens (A90) ---------------------------------------------------------
+    async def add_agent_token(self, game_id: str, seat: int, token_id: str, token_hash: str, label: str,
+                              created_ms: int, limit: int) -> bool:
+        """Record a token unless the player already has ``limit`` live ones (False then)."""
+        listing = self.key("agents", game_id, str(seat))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(listing)
+                    if int(await pipe.hlen(listing)) >= limit:
+                        await pipe.unwatch()
+                        return False
+                    pipe.multi()
+                    pipe.hset(listing, token_id, dumps({"hash": token_hash, "label": label,
+                                                         "created_ms": created_ms}))
+                    pipe.set(self.key("agent", token_hash), dumps({"game": game_id, "seat": seat,
+                                                                    "id": token_id}))
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    continue
+
+    async def agent_tokens(self, game_id: str, seat: int) -> dict[str, dict[str, Any]]:
+        raw = await self.redis.hgetall(self.key("agents", game_id, str(seat)))
+        return {str(k): json.loads(v) for k, v in raw.items()}
+
+    async def revoke_agent_token(self, game_id: str, seat: int, token_id: str) -> bool:
+        listing = self.key("agents", game_id, str(seat))
+        raw = await self.redis.hget(listing, token_id)
+        if raw is None:
+            return False
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self.key("agent", json.loads(raw)["hash"]))
+            pipe.hdel(listing, token_id)
+            _, removed = await pipe.execute()
+        return bool(removed)
+
+    async def seat_of_agent_token(self, token_hash: str) -> tuple[str, int] | None:
+        raw = await self.redis.get(self.key("agent", token_hash))
         if raw is None:
             return None
         d = json.loads(raw)

@@ -42,6 +42,7 @@ from engine.archipelago.autopilot import autopilot as standing_autopilot
 from engine.archipelago.autopilot import complete_orders as standing_complete
 from engine.archipelago.board import Board, Tile, tie_key
 from engine.archipelago.fog import tiles_mask, update_memory
+from engine.archipelago.legal import legal_moves
 from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.randplay import random_orders
@@ -323,6 +324,13 @@ class ArchipelagoGame:
         if view.get("outcome") is not None:
             return {}
         return random_orders(view, random.Random(seed))
+
+    def legal_moves(self, view: Mapping[str, Any], unit: str | None = None) -> dict[str, Any]:
+        """A90: what the player may do now, from its view alone (:mod:`engine.archipelago.legal`):
+        deployment tiles in round 0; then per own unit (or only ``unit``) the tiles it may move to
+        this round and the actions with their targets, the builds it can afford, the bank rates;
+        ``{"phase": "over"}`` once the game is over.  An unknown ``unit`` raises NotFound."""
+        return legal_moves(view, unit)
 
     def outcome(self, state: State) -> Outcome | None:
         return None if state.outcome is None else Outcome.from_dict(state.outcome)

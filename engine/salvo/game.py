@@ -16,7 +16,7 @@ from engine.base import Event, Orders, Outcome, player_seat
 from engine.errors import GameOver, IllegalOrder, InvalidOrder, NotYourTurn, RateLimited
 from engine.rng import Rng
 from engine.salvo.autopilot import autopilot_orders, firing
-from engine.salvo.board import FLEETS, Ship, ShipSpec, coords, parse_square, random_fleet
+from engine.salvo.board import ALL_SQUARES, FLEETS, Ship, ShipSpec, coords, parse_square, random_fleet
 
 PLAYERS = 2
 MODES = ("salvo", "classic")
@@ -443,6 +443,33 @@ class SalvoGame:
         else:
             count = allowed if rng.randbelow(4) else rng.randint(1, allowed)
         return {"shots": rng.sample(untried, min(count, len(untried)))}
+
+    def legal_moves(self, view: Mapping[str, Any], unit: str | None = None) -> dict[str, Any]:
+        """A90 for Salvo, from the player's view alone.  Round 0: ``{"phase": "placement", "fleet":
+        [{"ship", "size"}], "grid": "A1..J10", "note"}`` (S2/S3; ``random_placement`` allowed);
+        firing rounds: ``{"phase": "firing", "shots_allowed": n, "untried": [squares never shot,
+        A1, A2, …, A10, B1, …], "your_turn": bool}`` (S4/S5; ``your_turn`` in classic mode only);
+        ``{"phase": "over"}`` once the game is over.  Salvo has no units: any ``unit`` is refused
+        (InvalidOrder naming ``unit``)."""
+        if unit is not None:
+            raise InvalidOrder("Salvo has no units: ask without one", field="unit")
+        phase = view.get("phase")
+        if phase == "over" or view.get("outcome") is not None:
+            return {"phase": "over"}
+        if phase == "placement":
+            return {"phase": "placement",
+                    "fleet": [{"ship": str(s["name"]), "size": int(s["size"])} for s in view["fleet_spec"]],
+                    "grid": f"{ALL_SQUARES[0]}..{ALL_SQUARES[-1]}",
+                    "note": "S3: place every ship in a straight horizontal or vertical line inside the grid, "
+                            "no overlap (touching is allowed): {\"placement\": [{\"ship\", \"bow\", "
+                            "\"vertical\"}]}, the bow its top or left end, vertical true going down "
+                            "(default false: right); or {\"random_placement\": true} to be placed at random."}
+        tried = {shot["square"] for shot in view["shots"]}
+        out: dict[str, Any] = {"phase": "firing", "shots_allowed": int(view.get("shots_allowed", 0)),
+                               "untried": sorted((sq for sq in ALL_SQUARES if sq not in tried), key=coords)}
+        if view.get("mode") == "classic":
+            out["your_turn"] = view.get("active_player") == view.get("you")
+        return out
 
     def view(self, state: SalvoState, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
         """S8: the player's own fleet and the shots at it; its own shots with round numbers and the S6

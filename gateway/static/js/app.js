@@ -418,6 +418,8 @@ function gameScreen(gameId) {
       refreshSoon();
       return r;
     },
+    // Any other call of the player API for this game (game_id filled in), e.g. agent tokens.
+    call: (rpc, body = {}) => api(rpc, body),
     showError, clearError, doneButton, draft, refresh, copy,
   };
 
