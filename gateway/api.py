@@ -53,6 +53,7 @@ CACHE_SIZE = 200_000
 AGENT_PREFIX = "agt_"  # agent tokens (A90) look like "agt_…"; player secrets never start so
 MAX_AGENT_TOKENS = 5  # live agent tokens per player
 MAX_LABEL = 40
+AGENT_PRESENCE_S = 60.0  # an agent's player counts as connected this long after the agent's last call
 MIN_REQUEST_ID, MAX_REQUEST_ID = 16, 64
 
 WATCHERS = Gauge("archipelago_watch_streams", "open Watch streams on this gateway (every door)")
@@ -95,11 +96,16 @@ class Presence:
         self._prefix = secrets.token_hex(4)  # stream ids are unique across gateways
         self._task: asyncio.Task[None] | None = None
         self._cleanup: set[asyncio.Task[None]] = set()
+        # Agents' presence (A90): agent token hash -> [stream id, expiry (loop time), caller]
+        self.leases: dict[str, list[Any]] = {}
+        self.on_lease_end: Any = None  # async (game_id, seat, sid) -> None, set by PlayerAPI
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._beat())
 
     async def stop(self) -> None:
+        for agent in list(self.leases):
+            self.end_lease(agent)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -126,8 +132,17 @@ class Presence:
         self._cleanup.add(task)
         task.add_done_callback(self._cleanup.discard)
 
+    def end_lease(self, agent: str) -> None:
+        lease = self.leases.pop(agent, None)
+        if lease is not None and self.close(lease[0]) is not None and self.on_lease_end is not None:
+            who = lease[2]
+            self.later(self.on_lease_end(who.game_id, who.seat, lease[0]))
+
     async def _beat(self) -> None:
         while True:
+            now = asyncio.get_running_loop().time()
+            for agent in [a for a, lease in self.leases.items() if lease[1] <= now]:
+                self.end_lease(agent)
             try:
                 await self.store.touch_streams(
                     [(w.game_id, w.seat, sid) for sid, w in list(self.streams.items())], PRESENCE_TTL_S)
@@ -150,6 +165,7 @@ class PlayerAPI:
         self._secrets: LRU[str, Caller] = LRU(CACHE_SIZE)  # secrets never change seat
         self._kinds: LRU[str, str] = LRU(CACHE_SIZE)  # games never change kind
         self._key: bytes | None = None
+        self.presence.on_lease_end = self._gone
 
     async def start(self) -> None:
         await self.notices.start()
@@ -338,6 +354,25 @@ class PlayerAPI:
         if rec is None or not await self.store.revoke_agent_token(who.game_id, who.seat, token_id):
             raise NotFound("no live agent token with this id", field="token_id", rule="A90")
         await self.store.publish(game_id, {"revoked": rec["hash"]})  # every gateway ends its streams
+        self.presence.end_lease(rec["hash"])
+
+    async def hold_presence(self, who: Caller, seconds: float = AGENT_PRESENCE_S) -> None:
+        """An agent's call (A90): its player counts as connected (A17) until ``seconds`` after its last
+        call, as a player with the game open does — nobody can tell an agent plays."""
+        if not who.agent:
+            return
+        until = asyncio.get_running_loop().time() + seconds
+        lease = self.presence.leases.get(who.agent)
+        if lease is not None:
+            lease[1] = until
+            return
+        sid = self.presence.open(who)
+        self.presence.leases[who.agent] = [sid, until, who]
+        was = await self.store.connected(who.game_id, [who.seat])
+        await self.store.touch_streams([(who.game_id, who.seat, sid)], PRESENCE_TTL_S)
+        if not was:
+            await self.store.publish(who.game_id, {"presence": who.seat, "connected": True})
+            self.presence.later(self._changed(who.game_id))
 
     async def watch(self, secret: str, game_id: str, after_seq: int = 0) -> AsyncGenerator[dict[str, Any], None]:
         """The caller's updates with seq > ``after_seq``, then live ones, until the game is over.

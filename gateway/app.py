@@ -84,7 +84,7 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
             app.state.api = api
             print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
             print(f"HTTP  listening on http://{host}:{http_port}  (JSON API /v1/…, WebSocket /v1/Game/Watch, "
-                  "/healthz, /metrics)", flush=True)
+                  "MCP /mcp, /healthz, /metrics)", flush=True)
             print(f"play: {public_url}/  (in a browser)", flush=True)
             print(f"try:  {client_command()} create salvo --server {host}:{port}", flush=True)
             try:
@@ -102,7 +102,7 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
         async def refresh() -> None:
             await state["metrics"].refresh()
 
-        web = uvicorn.Server(uvicorn.Config(build_app(health, refresh, lifespan),
+        web = uvicorn.Server(uvicorn.Config(build_app(health, refresh, lifespan, host=host),
                                             host=host, port=http_port, log_level="warning", lifespan="on",
                                             ws="wsproto"))
         stop = asyncio.Event()

@@ -1,8 +1,10 @@
-"""The gateway's HTTP app: the JSON + WebSocket door, health, Prometheus metrics and the web client."""
+"""The gateway's HTTP app: the JSON + WebSocket door, the MCP door, health, Prometheus metrics and the web
+client."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -13,13 +15,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gateway import web, webclient
+from gateway.api import PlayerAPI
+from gateway.mcp_door import McpDoor
 
 
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
               before_scrape: Callable[[], Awaitable[None]] | None = None,
-              lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None) -> Starlette:
+              lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
+              host: str = "127.0.0.1") -> Starlette:
     """``before_scrape`` runs before each /metrics answer (it fetches the shards' samples);
-    ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api``."""
+    ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api`` (or
+    the caller sets it). The app's own lifespan also runs the MCP door's session manager; ``host``
+    is the address served (on a loopback address the MCP door refuses other Host headers)."""
     async def healthz(_request: Request) -> Response:
         try:
             return JSONResponse({"status": "ok", **await health()})
@@ -31,9 +38,28 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
             await before_scrape()
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
+    app: Starlette | None = None
+
+    def api() -> PlayerAPI:
+        assert app is not None
+        player_api: PlayerAPI = app.state.api
+        return player_api
+
+    door = McpDoor(api, host=host)
+
+    @contextlib.asynccontextmanager
+    async def run(the_app: Starlette) -> AsyncIterator[None]:
+        async with door.running():
+            if lifespan is None:
+                yield
+            else:
+                async with lifespan(the_app):
+                    yield
+
     routes: list[Any] = [Route("/healthz", healthz), Route("/metrics", metrics)]
-    routes += web.routes() + webclient.routes()
-    return Starlette(routes=routes, lifespan=lifespan)
+    routes += web.routes() + webclient.routes() + door.routes
+    app = Starlette(routes=routes, lifespan=run)
+    return app
 
 
 __all__ = ["build_app"]

@@ -224,6 +224,35 @@ def test_a53_malformed_chat_names_the_field(name: str, fields: dict[str, Any], f
     assert canonical_json(state.to_dict()) == before
 
 
+# -- legal moves (A90), every game kind ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a90_legal_moves_work_on_a_view_and_are_plain_json(name: str) -> None:
+    """``legal_moves(view)`` for every seat in every round of a seeded game: plain JSON with a
+    ``phase``, computed from the view alone (a JSON copy of the view gives the same answer); a unit
+    that is not the player's is refused naming the field ``unit``; ``{"phase": "over"}`` once the
+    game has ended."""
+    game = get_game(name)
+    config = configs(name)[0]
+    players = players_of(game, config)
+    state = game.new_game(config, 6)
+    while game.outcome(state) is None:
+        assert state.round <= round_bound(game, config)
+        for p in range(players):
+            view = game.view(state, p)
+            moves = game.legal_moves(view)
+            assert isinstance(moves, dict) and json.loads(canonical_json(moves)) == moves
+            assert isinstance(moves.get("phase"), str) and moves["phase"] != "over"
+            assert game.legal_moves(json.loads(json.dumps(view))) == moves
+            with pytest.raises(GameError) as e:
+                game.legal_moves(view, "no-such-unit")
+            assert e.value.field == "unit"
+        state, _ = game.resolve(state, {p: game.random_orders(game.view(state, p), order_seed(6, state.round, p))
+                                        for p in game.expected_players(state)})
+    for p in range(players):
+        assert game.legal_moves(game.view(state, p)) == {"phase": "over"}
+
+
 # -- standing orders, every game kind ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", sorted(GAMES))

@@ -1,8 +1,10 @@
 // Archipelago: the Trade tab (W6: offers, the bank, chat) and the Standing orders tab (W7: posture,
-// per-unit orders, build queue, bonus, automatic trade rules, the personal AI agent's place).
+// per-unit orders, build queue, bonus, automatic trade rules; at the bottom the personal AI agent
+// panel of js/agent.js).
 // Mounted by js/archipelago.js: tradeTab(ctx, rules) / standingTab(ctx, rules) → {el, render, relabel}.
 // Both keep what the player is typing across renders: inputs are built once and only the parts that
 // come from the view (lists, counts, rates, player names) are redrawn, and only when they change.
+import { agentPanel } from './agent.js';
 import { fill } from './dom.js';
 
 const OVER = 'GAME_STATUS_OVER';
@@ -433,6 +435,7 @@ export function standingTab(ctx, rules) {
   let sentUnits = []; // the unit ids of the last save, by index (to point at a refused entry)
   const el = h('div', { class: 'standing-tab' });
   let ui = {};
+  const agent = agentPanel(ctx); // built once: the redraws below move it, never rebuild it
 
   // ---------------------------------------------------------------- the form's model
   function blank() {
@@ -775,10 +778,7 @@ export function standingTab(ctx, rules) {
         h('label', { class: 'row accept' }, h('span', {}, t('tabs.accept.label')), ui.ratio, h('span', {}, t('tabs.accept.suffix'))),
         h('p', { class: 'muted hint' }, t('tabs.accept.help'))),
       ui.saveRow,
-      h('section', { id: 'agent', class: 'tab-section agent' },
-        h('h3', {}, t('tabs.agent.title')),
-        h('p', {}, t('tabs.agent.text')),
-        h('p', { class: 'muted' }, t('tabs.agent.private'))));
+      agent.el);
     showStatus();
   }
 
@@ -836,6 +836,7 @@ export function standingTab(ctx, rules) {
   function render(v) {
     view = v;
     if (!v || !v.archipelago) return;
+    agent.render(v);
     // Take the server's standing orders when they changed and the player has not edited the form.
     const key = JSON.stringify(v.archipelago_standing || null);
     if (key !== serverKey && !dirty) {
@@ -850,6 +851,6 @@ export function standingTab(ctx, rules) {
   return {
     el,
     render,
-    relabel() { if (view) draw(true); },
+    relabel() { agent.relabel(); if (view) draw(true); },
   };
 }

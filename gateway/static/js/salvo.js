@@ -1,7 +1,9 @@
 // The Salvo screen (W12; rules S1–S9 of shared/spec/salvo.md): my grid with my fleet and the enemy's
 // shots on it, the enemy grid with my shots numbered by round, placement in round 0, choosing the
 // squares of each salvo, the per-salvo reports, my ships' state, the enemy ships sunk and a small chat.
+// Under them, the personal AI agent panel (js/agent.js).
 // The grids are built once and updated in place on every render, so focus and scrolling survive.
+import { agentPanel } from './agent.js';
 
 const COLS = 'ABCDEFGHIJ';
 const SIZE = 10;
@@ -106,6 +108,10 @@ export function createScreen(el, ctx) {
     h('section', { class: 'card' }, fleetTitle, fleetList),
     h('section', { class: 'card' }, reportsTitle, reportsList, sunkTitle, sunkList),
     h('section', { class: 'card salvo-chat' }, chatTitle, chatLog, chatForm));
+  // Last, a whole row: the personal AI agent (A90), which may play this seat too.
+  const agent = agentPanel(ctx);
+  agent.el.classList.add('card');
+  info.append(agent.el);
 
   const root = h('div', { class: 'salvo' }, h('div', { class: 'salvo-boards' }, ownBoard, enemyBoard), bar, info);
   el.replaceChildren(root);
@@ -635,8 +641,9 @@ export function createScreen(el, ctx) {
       if (!sv) return;
       if (round !== v.round || phase !== sv.phase) startRound();
       update();
+      agent.render(v);
     },
-    relabel() { update(true); },
-    destroy() { el.replaceChildren(); },
+    relabel() { update(true); agent.relabel(); },
+    destroy() { agent.destroy(); el.replaceChildren(); },
   };
 }
