@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.actions import MAX_CHAT_LEN, MAX_CHATS, check_chat
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES
-from engine.actions import MAX_CHAT_LEN, MAX_CHATS, check_chat
 from engine.errors import GameOver, IllegalOrder, InvalidOrder, RateLimited
 
 BANK_RATE = 4

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from engine.archipelago.board import diamond
 from engine.archipelago.board import Tile as Tile
+from engine.archipelago.board import diamond
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import AIR, UNIT_TYPES
 

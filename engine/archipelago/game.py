@@ -37,6 +37,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.actions import chat_event, parse_action
 from engine.archipelago import economy
 from engine.archipelago.autopilot import autopilot as standing_autopilot
 from engine.archipelago.autopilot import complete_orders as standing_complete
@@ -47,12 +48,10 @@ from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
 from engine.archipelago.randplay import random_orders
 from engine.archipelago.resolve import compute_control, production, resolve_state
-from engine.archipelago.standing import (check_standing, default_standing, standing_actions,
-                                         standing_after_round)
+from engine.archipelago.standing import check_standing, default_standing, standing_actions, standing_after_round
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
 from engine.archipelago.view import view as player_view
-from engine.actions import chat_event, parse_action
 from engine.base import Event, Orders, Outcome, player_seat
 from engine.errors import GameError, InvalidOrder, RateLimited
 from engine.rng import Rng

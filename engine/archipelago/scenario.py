@@ -54,6 +54,7 @@ from engine.archipelago.resolve import compute_control, resolve_state
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import RESOURCES, TARGETS, UNIT_TYPES
 
+
 def _seat_map(d: Any) -> dict[int, Any]:
     return {int(k): v for k, v in (d or {}).items()}
 

@@ -7,7 +7,6 @@ from typing import Any
 from engine.archipelago.scenario import resolve_scenario, state_from_scenario
 from engine.archipelago.state import State
 
-
 # A 12x7 board: p0's home island top left (base (0,0)), p1's bottom right (base (11,6)), a ring
 # island in the middle (x 4..8, y 3).
 TWO_HOMES = [

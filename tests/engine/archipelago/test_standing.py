@@ -9,6 +9,7 @@ is checked with ``GAME.validate`` first.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Callable
@@ -230,7 +231,7 @@ def test_a72_patrol_of_two_waypoints_goes_out_and_back():
     assert all(t is not None and t[1] == 2 and 2 <= t[0] <= 11 for t in trail)  # never off the route
     ends = [t for t in trail[6:] if t in ((2, 2), (11, 2))]
     assert ends.count((2, 2)) >= 2 and ends.count((11, 2)) >= 2  # in step with its schedule: cycles
-    assert all(a != b for a, b in zip(ends, ends[1:], strict=False))  # alternating ends
+    assert all(a != b for a, b in itertools.pairwise(ends))  # alternating ends
 
 
 def test_a72_escort_stays_adjacent():
