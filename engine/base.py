@@ -26,9 +26,9 @@ Flow of one round, as a game actor drives it::
 
 An *action* (``act``) is a dict with exactly one key naming its kind, whose value holds the kind's
 fields: ``{"chat": {"text": "hi", "to": 1}}`` in every game (``to`` left out: everyone), plus the
-game's own kinds (Archipelago: ``bank``, ``offer``, ``accept``).  Bots, load tests and an agent's
-"legal moves" tool get random legal orders from ``random_orders(view, seed)``, which, like
-``autopilot``, sees only the player's view.
+game's own kinds (Archipelago: ``bank``, ``offer``, ``accept``).  Bots and load tests get random
+legal orders from ``random_orders(view, seed)``; an agent's "legal moves" tool (A90) lists what the
+player may do from ``legal_moves(view, unit)``; both, like ``autopilot``, see only the player's view.
 
 *Standing orders* are per-player plain JSON checked by ``check_standing`` (and stored, normalised,
 by the services); ``autopilot``, ``complete_orders`` and ``standing_actions`` read them together
