@@ -183,6 +183,13 @@ async def test_a90_an_agent_plays_archipelago_rounds(cluster: Cluster) -> None:
                 if view["round"] == 1:
                     await call(c, "chat", text="shalom")
                     await call(c, "set_standing_orders", standing={"posture": "defensive"})
+                    give = next(r for r, n in (await call(c, "get_view"))["stock"].items() if n > 0)
+                    await call(c, "offer_trade", give={give: 1}, get={"iron": 1} if give != "iron" else {"wood": 1},
+                               to=0)
+                    offers = (await call(c, "get_view"))["offers"]
+                    assert [(o["from_seat"], o["to_seat"]) for o in offers] == [(1, 0)]
+                    await call(c, "answer_offer", offer=offers[0]["id"], answer="withdraw")
+                    assert (await call(c, "get_view"))["offers"] == []
                 waited = await call(c, "wait_for_next_round", after_round=view["round"], timeout_seconds=60)
                 assert waited["round"] == view["round"] + 1 and not waited["timed_out"]
         mine = await guest.view(game_id)
