@@ -64,6 +64,9 @@ def check_chat(text: Any, to: Any, player: int, players: int, where: str = "chat
     if len(text) > MAX_CHAT_LEN:
         raise InvalidOrder(f"a message is at most {MAX_CHAT_LEN} characters, not {len(text)}",
                            field=fld("text"))
+    if not text.isprintable():
+        raise InvalidOrder("a message is one line of printable text: no control characters (newlines, tabs, "
+                           "escape sequences)", rule="A53", field=fld("text"))
     if to is None:
         return text, None
     seat = player_seat(to, players, fld("to"))

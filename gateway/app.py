@@ -18,11 +18,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from grpc_health.v1 import health
 from prometheus_client import REGISTRY
 from starlette.applications import Starlette
 
+from engine.errors import Unavailable
 from gateway.api import ApiConfig, PlayerAPI
-from gateway.grpc_door import build_server
+from gateway.grpc_door import build_server, set_serving
 from gateway.metrics import ShardCollector
 from services import tracing
 from services.cluster import Embedded, start_embedded
@@ -41,13 +43,46 @@ async def start_api(cluster: Embedded, public_url: str) -> PlayerAPI:
     return api
 
 
-async def _monitor(api: PlayerAPI) -> None:
-    """Ping every shard each second: wakes restarted shards (their timers) and logs trouble."""
+class Readiness:
+    """Whether this gateway can serve now: Redis answers. gRPC health and /healthz follow it; each
+    change is logged once (not a line per failed call)."""
+
+    def __init__(self, health_servicer: Any) -> None:
+        self.health = health_servicer
+        self.redis_ok = True
+        self.shards_ok = True
+
+    async def redis(self, ok: bool, why: BaseException | None = None) -> None:
+        if ok == self.redis_ok:
+            return
+        self.redis_ok = ok
+        if ok:
+            log.warning("Redis answers again: SERVING")
+        else:
+            log.warning("Redis does not answer (%s): NOT_SERVING until it does", type(why).__name__)
+        await set_serving(self.health, ok)
+
+    def shards(self, ok: bool, why: BaseException | None = None) -> None:
+        if ok != self.shards_ok:
+            self.shards_ok = ok
+            log.warning("shards answer again" if ok else f"a shard does not answer ({why!r})")
+
+
+async def _monitor(api: PlayerAPI, ready: Readiness) -> None:
+    """Each second: ping Redis (readiness) and every shard (wakes restarted shards and their timers)."""
     while True:
         try:
-            await api.router.ping_all()
+            async with asyncio.timeout(2.0):
+                await api.store.ping()
+            await ready.redis(True)
         except Exception as exc:
-            log.warning("shard ping failed: %r", exc)
+            await ready.redis(False, exc)
+        try:
+            async with asyncio.timeout(5.0):
+                await api.router.ping_all()
+            ready.shards(True)
+        except Exception as exc:
+            ready.shards(False, exc)
         await asyncio.sleep(1.0)
 
 
@@ -76,8 +111,11 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             api = await start_api(cluster, public_url)
-            server, port = await build_server(api, f"{host}:{grpc_port}")
-            monitor = asyncio.get_running_loop().create_task(_monitor(api))
+            health_servicer = health.aio.HealthServicer()
+            server, port = await build_server(api, f"{host}:{grpc_port}", health_servicer)
+            ready = Readiness(health_servicer)
+            state["ready"] = ready
+            monitor = asyncio.get_running_loop().create_task(_monitor(api, ready))
             shard_metrics = ShardCollector(api.router)
             REGISTRY.register(shard_metrics)
             state["api"], state["metrics"] = api, shard_metrics
@@ -96,13 +134,15 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
                 REGISTRY.unregister(shard_metrics)
                 await api.stop()
 
-        async def health() -> dict[str, Any]:
+        async def health_report() -> dict[str, Any]:
+            if not state["ready"].redis_ok:
+                raise Unavailable("Redis does not answer")
             return {"shards": await state["api"].router.ping_all()}
 
         async def refresh() -> None:
             await state["metrics"].refresh()
 
-        web = uvicorn.Server(uvicorn.Config(build_app(health, refresh, lifespan, host=host),
+        web = uvicorn.Server(uvicorn.Config(build_app(health_report, refresh, lifespan, host=host),
                                             host=host, port=http_port, log_level="warning", lifespan="on",
                                             ws="wsproto"))
         stop = asyncio.Event()

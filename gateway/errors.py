@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 
 from engine import errors as E
+from services.store import is_outage as store_outage
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,12 @@ def from_dict(d: dict[str, Any]) -> E.GameError:
 
 
 def as_game_error(exc: BaseException) -> E.GameError:
-    """Any exception as an error a client may see (a bug becomes a bare Internal)."""
+    """Any exception as an error a client may see: an outage of a dependency is Unavailable (retry
+    later; never its address), anything else unexpected a bare Internal."""
     if isinstance(exc, E.GameError):
         return exc
+    if store_outage(exc):
+        return E.Unavailable("the game store does not answer right now; retry in a few seconds")
     return E.Internal(f"internal error ({type(exc).__name__})")
 
 

@@ -103,14 +103,22 @@ def handlers(api: PlayerAPI) -> list[grpc.GenericRpcHandler]:
     return out
 
 
-async def build_server(api: PlayerAPI, address: str) -> tuple[grpc.aio.Server, int]:
-    """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``."""
+async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
+    """Every service of this server SERVING or NOT_SERVING (the overall "" one too)."""
+    status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+    for name in ("", *SERVICE_NAMES):
+        await health_servicer.set(name, status)
+
+
+async def build_server(api: PlayerAPI, address: str,
+                       health_servicer: health.aio.HealthServicer | None = None) -> tuple[grpc.aio.Server, int]:
+    """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``; pass
+    ``health_servicer`` to change its health later (:func:`set_serving`)."""
     server = grpc.aio.server()
     server.add_generic_rpc_handlers(handlers(api))
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = health_servicer or health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    for name in ("", *SERVICE_NAMES):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    await set_serving(health_servicer, True)
     reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     port = server.add_insecure_port(address)
     if port == 0:

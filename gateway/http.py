@@ -3,6 +3,7 @@ client."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -14,9 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway import web, webclient
+from gateway import errors, web, webclient
 from gateway.api import PlayerAPI
 from gateway.mcp_door import McpDoor
+
+HEALTH_TIMEOUT_S = 3.0
 
 
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
@@ -29,9 +32,11 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
     is the address served (on a loopback address the MCP door refuses other Host headers)."""
     async def healthz(_request: Request) -> Response:
         try:
-            return JSONResponse({"status": "ok", **await health()})
-        except Exception as exc:  # report, don't crash
-            return JSONResponse({"status": "unavailable", "error": repr(exc)}, status_code=503)
+            async with asyncio.timeout(HEALTH_TIMEOUT_S):
+                return JSONResponse({"status": "ok", **await health()})
+        except Exception as exc:  # report, don't crash (and never hang: a probe wants an answer)
+            err = errors.as_game_error(exc)
+            return JSONResponse({"status": "unavailable", "error": err.reason}, status_code=503)
 
     async def metrics(_request: Request) -> Response:
         if before_scrape is not None:

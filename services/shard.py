@@ -23,7 +23,7 @@ from typing import Any
 from engine.errors import NotFound
 from services import tracing
 from services.game_actor import GameActor, wall_ms
-from services.store import Store
+from services.store import Store, is_outage
 
 log = logging.getLogger(__name__)
 
@@ -276,6 +276,10 @@ def error_dict(exc: BaseException) -> dict[str, Any]:
 
     if isinstance(exc, GameError):
         return {"type": type(exc).__name__, **exc.to_dict()}
+    if is_outage(exc):  # Redis down: a state of the world, not a bug (no traceback, no address)
+        reason = "the game store does not answer right now; retry in a few seconds"
+        return {"type": "Unavailable", "code": "server/unavailable", "message": reason, "rule": None,
+                "field": None, "reason": reason}
     reason = f"internal error ({type(exc).__name__}); the request may not have been applied"
     return {"type": "Internal", "code": "server/internal", "message": reason, "rule": None, "field": None,
             "reason": reason}

@@ -32,7 +32,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Redis (or the network to it) does not answer now: a state of the world, not a bug."""
+    return isinstance(exc, (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError))
 
 
 def dumps(obj: Any) -> str:

@@ -212,7 +212,8 @@ def test_unknown_actions_are_invalid_and_change_nothing(name: str, action: Any) 
 @pytest.mark.parametrize(("fields", "field"), [
     ({"text": ""}, "chat.text"), ({"text": "  "}, "chat.text"), ({"text": "x" * 501}, "chat.text"),
     ({"text": 3}, "chat.text"), ({"text": "hi", "to": 0}, "chat.to"), ({"text": "hi", "to": 99}, "chat.to"),
-    ({"text": "hi", "colour": "red"}, "chat.colour"),
+    ({"text": "hi", "colour": "red"}, "chat.colour"), ({"text": "\x00\x1b[2J"}, "chat.text"),
+    ({"text": "two\nlines"}, "chat.text"), ({"text": "tab\there"}, "chat.text"),
 ])
 def test_a53_malformed_chat_names_the_field(name: str, fields: dict[str, Any], field: str) -> None:
     game = get_game(name)
