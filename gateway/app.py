@@ -27,7 +27,7 @@ from gateway.api import ApiConfig, PlayerAPI
 from gateway.grpc_door import build_server, set_serving
 from gateway.metrics import ShardCollector
 from services import tracing
-from services.cluster import Embedded, start_embedded
+from services.cluster import DataDirInUse, Embedded, start_embedded
 from services.store import Store
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,11 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
 
     from gateway.http import build_app
 
-    cluster = await asyncio.to_thread(start_embedded, shards=shards, data_dir=data_dir)
+    try:  # (from a thread that lives as long as the process: see services/cluster.py on PDEATHSIG)
+        cluster = await asyncio.to_thread(start_embedded, shards=shards, data_dir=data_dir)
+    except DataDirInUse as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     try:
         if tracing.setup("archipelago-gateway"):
             tracing.instrument_grpc_server()

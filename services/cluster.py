@@ -3,19 +3,44 @@
 Embedded mode (the default): a local Ray, a private ``redis-server`` with its data under
 ``./var/redis`` when one is on PATH, else an in-process Redis stand-in (fakeredis over TCP) and a
 loud "not durable" warning.  Cluster mode: ``RAY_ADDRESS`` and ``REDIS_URL`` point at existing ones.
+
+Supervision of embedded mode ("processes you start, you own"):
+
+* ``<data_dir>/serve.lock`` is held (``fcntl.flock``) by the one server using a data directory; a second
+  one fails at once with :class:`DataDirInUse`.  The kernel drops the lock when its holder dies, even
+  by SIGKILL, so a crashed server never blocks the next one.
+* The private redis-server gets ``PR_SET_PDEATHSIG`` = SIGTERM: it shuts down (flushing its
+  append-only file) when the process that started it dies, even by SIGKILL.  Linux delivers that
+  signal when the *thread* that forked exits, so children are forked only from the main thread or from
+  one long-lived spawner thread (:func:`spawn`), never from a pool or watchdog thread directly.
+* Ray's local node fate-shares with its driver by itself (gcs_server, raylet, workers die within ~2 s
+  of a SIGKILLed driver), but its dashboard and runtime-env agents linger for about a minute.  Every
+  process of the local Ray node carries ``ARCHIPELAGO_SERVE_DIR=<data_dir>`` in its environment; once
+  the next server holds the lock, :func:`reap_previous_run` stops whatever still carries that mark,
+  and a live redis-server named by ``redis/redis.pid``, before starting anything.  (redis-server
+  overwrites its environment block with its process title, so it is found by its pidfile instead.)
+* A private redis-server that dies while the cluster runs is restarted on the same port and data
+  directory by :class:`RedisWatchdog` (bounded restarts with backoff, a log line each).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import ctypes
+import fcntl
 import logging
 import os
+import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +66,211 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# --- supervision primitives ------------------------------------------------------------------------
+
+SERVE_MARK = "ARCHIPELAGO_SERVE_DIR"  # in the environment of the local Ray node's processes
+LOCK_NAME = "serve.lock"
+REDIS_PIDFILE = "redis.pid"  # under <data_dir>/redis
+_PR_SET_PDEATHSIG = 1
+_libc: Any = None
+if sys.platform.startswith("linux"):  # loaded before any fork: the child only calls into it
+    with contextlib.suppress(OSError):
+        _libc = ctypes.CDLL(None, use_errno=True)
+
+
+class DataDirInUse(RuntimeError):
+    """Another live process holds ``<data_dir>/serve.lock``."""
+
+    def __init__(self, data_dir: Path, pid: int | None) -> None:
+        self.data_dir, self.pid = data_dir, pid
+        holder = f"pid {pid}" if pid else "pid unknown"
+        super().__init__(f"data directory {data_dir} is in use by another archipelago serve ({holder}); "
+                         "stop that one or choose another --data-dir")
+
+
+@dataclass
+class DataDirLock:
+    """An exclusive flock on ``<data_dir>/serve.lock`` holding our pid; :meth:`release` drops it."""
+
+    path: Path
+    fd: int | None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # closing our only descriptor drops the flock
+
+
+def lock_data_dir(data_dir: Path) -> DataDirLock:
+    """Take ``<data_dir>/serve.lock`` for the life of this process, or raise :class:`DataDirInUse`.
+
+    The descriptor is close-on-exec (PEP 446), so no child we exec (redis-server, Ray) holds it.
+    """
+    data_dir = data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        os.close(fd)
+        raise DataDirInUse(data_dir, int(text) if text.isdigit() else None) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return DataDirLock(path=path, fd=fd)
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child gets SIGTERM when the thread that forked it exits (Linux)."""
+
+    def preexec() -> None:
+        if _libc is not None:
+            _libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+class _Spawner:
+    """Forks children from one thread that lives as long as the process (see PDEATHSIG above)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]],
+                                             Future[subprocess.Popen[bytes]]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+
+    def run(self, start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        if threading.current_thread() is threading.main_thread():
+            return start()
+        with self._guard:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True, name="archipelago-spawner")
+                self._thread.start()
+        done: Future[subprocess.Popen[bytes]] = Future()
+        self._jobs.put((start, done))
+        return done.result()
+
+    def _loop(self) -> None:
+        while True:
+            start, done = self._jobs.get()
+            try:
+                done.set_result(start())
+            except BaseException as e:  # handed to the caller
+                done.set_exception(e)
+
+
+_spawner = _Spawner()
+
+
+def spawn(args: list[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start a child that dies with this process (even by SIGKILL), in its own session.
+
+    Its own session: a Ctrl-C meant for us must not kill it before we shut down in order.
+    """
+    parent = os.getpid()
+    return _spawner.run(lambda: subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        start_new_session=True, env=env, preexec_fn=_die_with_parent(parent)))
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+def _stop_pids(pids: list[int], timeout_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL after ``timeout_s``; returns when every pid is gone."""
+    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, timeout_s)):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + wait_s
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        pids = [p for p in pids if _alive(p)]
+        if not pids:
+            return
+    log.error("could not stop processes %s", pids)
+
+
+def _proc_label(pid: int) -> str:
+    try:
+        return f"{pid} ({Path(f'/proc/{pid}/comm').read_text().strip()})"
+    except OSError:
+        return str(pid)
+
+
+def marked_processes(data_dir: Path) -> list[int]:
+    """Processes (not this one) whose environment carries ``ARCHIPELAGO_SERVE_DIR=<data_dir>``."""
+    needle = f"\0{SERVE_MARK}={data_dir.resolve()}\0".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            env = b"\0" + Path(entry.path, "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in env and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def stale_redis_pid(redis_dir: Path) -> int | None:
+    """The live redis-server named by ``<redis_dir>/redis.pid`` and running in that directory, if any."""
+    try:
+        pid = int((redis_dir / REDIS_PIDFILE).read_text().strip())
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))  # redis-server chdirs into --dir
+    except (OSError, ValueError):
+        return None
+    return pid if comm.startswith("redis-server") and cwd == redis_dir.resolve() and _alive(pid) else None
+
+
+def reap_previous_run(data_dir: Path) -> list[int]:
+    """Stop what an earlier server on ``data_dir`` left running.  Call only while holding its lock:
+    then nothing else legitimately runs for this directory.  Returns the pids stopped."""
+    data_dir = data_dir.resolve()
+    pids = set(marked_processes(data_dir))
+    stale = stale_redis_pid(data_dir / "redis")
+    if stale is not None:
+        pids.add(stale)
+    if pids:
+        log.warning("stopping %d process(es) left by an earlier run on %s: %s", len(pids), data_dir,
+                    ", ".join(_proc_label(p) for p in sorted(pids)))
+        _stop_pids(sorted(pids))
+    return sorted(pids)
+
+
+@contextlib.contextmanager
+def _marked_environment(data_dir: Path) -> Iterator[None]:
+    """``ARCHIPELAGO_SERVE_DIR`` in os.environ while children (Ray's node) are started, then restored."""
+    before = os.environ.get(SERVE_MARK)
+    os.environ[SERVE_MARK] = str(data_dir.resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SERVE_MARK, None)
+        else:
+            os.environ[SERVE_MARK] = before
+
+
+# --- Redis ---------------------------------------------------------------------------------------
+
+
 @dataclass
 class RedisProcess:
     """A private redis-server we started (stopped with :meth:`stop`)."""
@@ -49,6 +279,21 @@ class RedisProcess:
     proc: subprocess.Popen[bytes] | None = None
     fake_server: Any = None
     durable: bool = True
+    args: list[str] = field(default_factory=list)  # to restart it exactly so (same port, same --dir)
+    pidfile: Path | None = None
+
+    def launch(self) -> None:
+        """(Re)start the redis-server from :attr:`args` and wait until it answers."""
+        proc = spawn(self.args)
+        self.proc = proc
+        if self.pidfile is not None:
+            self.pidfile.write_text(f"{proc.pid}\n")
+        try:
+            wait_for_redis(self.url)
+        except Exception:
+            proc.kill()
+            proc.wait()
+            raise
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -57,6 +302,9 @@ class RedisProcess:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
+        if self.pidfile is not None:
+            self.pidfile.unlink(missing_ok=True)
         if self.fake_server is not None:
             self.fake_server.shutdown()
             self.fake_server.server_close()
@@ -79,7 +327,10 @@ def wait_for_redis(url: str, timeout_s: float = 10.0) -> None:
 
 
 def start_redis_server(data_dir: Path, port: int | None = None, *, durable: bool = True) -> RedisProcess:
-    """Start a private redis-server on loopback (append-only file under ``data_dir`` if durable)."""
+    """Start a private redis-server on loopback (append-only file under ``data_dir`` if durable).
+
+    It dies with this process, even by SIGKILL (see :func:`spawn`); its pid is in ``data_dir/redis.pid``.
+    """
     exe = shutil.which("redis-server")
     if exe is None:
         raise FileNotFoundError("redis-server is not on PATH")
@@ -89,15 +340,64 @@ def start_redis_server(data_dir: Path, port: int | None = None, *, durable: bool
     args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir), "--save", "",
             "--protected-mode", "yes", "--logfile", str(data_dir / "redis.log")]
     args += ["--appendonly", "yes", "--appendfsync", "everysec"] if durable else ["--appendonly", "no"]
-    # Its own session: a Ctrl-C meant for us must not kill Redis before we shut down in order.
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        wait_for_redis(url)
-    except Exception:
-        proc.kill()
-        raise
-    return RedisProcess(url=url, proc=proc, durable=durable)
+    redis = RedisProcess(url=f"redis://127.0.0.1:{port}/0", durable=durable, args=args,
+                         pidfile=data_dir / REDIS_PIDFILE)
+    redis.launch()
+    return redis
+
+
+class RedisWatchdog:
+    """Restarts a private redis-server that dies on the same port and data directory.
+
+    At most ``max_restarts`` within ``window_s`` (then it gives up, loudly), waiting ``backoff_s``
+    doubled per recent restart (capped at ``max_backoff_s``) before each; one log line per restart.
+    """
+
+    def __init__(self, redis: RedisProcess, *, max_restarts: int = 5, window_s: float = 60.0,
+                 backoff_s: float = 0.1, max_backoff_s: float = 5.0, poll_s: float = 0.1) -> None:
+        self.redis = redis
+        self.max_restarts, self.window_s = max_restarts, window_s
+        self.backoff_s, self.max_backoff_s, self.poll_s = backoff_s, max_backoff_s, poll_s
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="redis-watchdog")
+
+    def start(self) -> RedisWatchdog:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        recent: collections.deque[float] = collections.deque()
+        while not self._stop.wait(self.poll_s):
+            proc = self.redis.proc
+            if proc is None or proc.poll() is None:
+                continue
+            now = time.monotonic()
+            while recent and now - recent[0] > self.window_s:
+                recent.popleft()
+            if len(recent) >= self.max_restarts:
+                log.error("redis-server at %s died %d times within %.0f s; not restarting it again",
+                          self.redis.url, len(recent) + 1, self.window_s)
+                return
+            delay = min(self.backoff_s * 2 ** len(recent), self.max_backoff_s)
+            recent.append(now)
+            if self._stop.wait(delay):
+                return
+            try:
+                self.redis.launch()  # forked via the spawner thread, not this one
+            except Exception as e:
+                log.error("redis-server (pid %d, exit code %s) could not be restarted at %s: %s",
+                          proc.pid, proc.returncode, self.redis.url, e)
+                continue
+            self.restarts += 1
+            new_pid = self.redis.proc.pid if self.redis.proc else None
+            log.warning("redis-server (pid %d) exited with code %s; restarted at %s as pid %s (restart %d)",
+                        proc.pid, proc.returncode, self.redis.url, new_pid, self.restarts)
 
 
 def start_fake_redis() -> RedisProcess:
@@ -189,25 +489,57 @@ class Embedded:
     prefix: str
     redis: RedisProcess | None = None
     handles: list[Any] = field(default_factory=list)
+    lock: DataDirLock | None = None
+    watchdog: RedisWatchdog | None = None
+    ray_owned: bool = False  # we called ray.init (shutdown is ours to do)
 
     def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            import ray
+        """Watchdog first (so it does not restart what we stop), then Ray, Redis, and the lock."""
+        if self.watchdog is not None:
+            self.watchdog.stop()
+        if self.ray_owned:
+            with contextlib.suppress(Exception):
+                import ray
 
-            ray.shutdown()
+                ray.shutdown()
         if self.redis is not None:
             self.redis.stop()
+        if self.lock is not None:
+            self.lock.release()
 
 
 def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago", prefix: str = "arch:",
                    redis_url: str | None = None, ray_address: str | None = None,
                    redis_port: int | None = None) -> Embedded:
+    """Start what ``archipelago serve`` needs; raises :class:`DataDirInUse` if another server has ``data_dir``.
+
+    Call it from the main thread or a thread that lives as long as the process (``asyncio.to_thread``
+    is fine): Ray forks its node from the calling thread and ties it to that thread's life.
+    """
     ray_address = ray_address or os.environ.get("RAY_ADDRESS") or None
-    proc, redis_url = start_redis(data_dir, redis_url or os.environ.get("REDIS_URL") or None, redis_port)
-    init_ray(ray_address, namespace=namespace)
-    print(f"ray: {'joined ' + ray_address if ray_address else 'local node started'}", flush=True)
-    handles = start_shards(shards, redis_url, prefix=prefix, namespace=namespace,
-                           detached=bool(ray_address))
+    redis_url = redis_url or os.environ.get("REDIS_URL") or None
+    ray_environment()  # before Ray's import
+    import ray
+
+    private = redis_url is None or (ray_address is None and not ray.is_initialized())
+    data_dir = data_dir.resolve()
+    cluster = Embedded(redis_url="", shards=shard_names(shards), namespace=namespace, prefix=prefix)
+    try:
+        if private:  # something of ours lives in data_dir: own it, and clear what a crashed run left
+            cluster.lock = lock_data_dir(data_dir)
+            reap_previous_run(data_dir)
+        cluster.redis, cluster.redis_url = start_redis(data_dir, redis_url, redis_port)
+        if cluster.redis is not None and cluster.redis.proc is not None:
+            cluster.watchdog = RedisWatchdog(cluster.redis).start()
+        cluster.ray_owned = not ray.is_initialized()
+        local_node = cluster.ray_owned and ray_address is None  # its processes carry the mark
+        with _marked_environment(data_dir) if local_node else contextlib.nullcontext():
+            init_ray(ray_address, namespace=namespace)
+        print(f"ray: {'joined ' + ray_address if ray_address else 'local node started'}", flush=True)
+        cluster.handles = start_shards(shards, cluster.redis_url, prefix=prefix, namespace=namespace,
+                                       detached=bool(ray_address))
+    except BaseException:
+        cluster.stop()
+        raise
     print(f"shards: {shards} GameShard actors up", flush=True)
-    return Embedded(redis_url=redis_url, shards=shard_names(shards), namespace=namespace, prefix=prefix,
-                    redis=proc, handles=handles)
+    return cluster
