@@ -64,14 +64,19 @@ def test_w3_w4_w6_w9_two_devices_play_archipelago_in_the_browser(open_page: Open
 
     # Round 1 (W4): ann moves a unit to a highlighted tile and builds what she can afford
     view = server_view(web_server.url, ann)["archipelago"]
-    movers = [u for u in view["units"] if u["type"].startswith("rank")]
-    mover = movers[0]["id"]
-    ann.click(f"#unit-list li[data-unit='{mover}']")
-    ann.click("#move")
-    reach = ann.locator("#arch-board .tile.hl")
-    expect(reach.first).to_be_visible()
     occupied = {(u["tile"]["x"], u["tile"]["y"]) for u in view["units"]}
-    free = next(t for t in reach.all() if tile_of(t) not in occupied)
+    free = None
+    for unit in (u for u in view["units"] if u["type"].startswith("rank")):  # one with a free tile in reach
+        ann.click(f"#unit-list li[data-unit='{unit['id']}']")
+        ann.click("#move")
+        reach = ann.locator("#arch-board .tile.hl")
+        expect(reach.first).to_be_visible()
+        free = next((t for t in reach.all() if tile_of(t) not in occupied), None)
+        if free is not None:
+            mover = unit["id"]
+            break
+        ann.click("#cancel-mode")
+    assert free is not None, "some rank unit can reach a free tile"
     goal = tile_of(free)
     free.click()
     ann.click("#tab-build")
