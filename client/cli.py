@@ -125,12 +125,27 @@ async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | No
     return joined.game_id
 
 
+def player_secret(args: argparse.Namespace) -> str | None:
+    """The seat's secret: ``--secret-file`` (first line), else env ``ARCHIPELAGO_SECRET``, else
+    ``--secret`` (which every user of the machine can read in ``ps``: warned)."""
+    if getattr(args, "secret_file", None):
+        return Path(args.secret_file).read_text(encoding="utf-8").strip().splitlines()[0].strip()
+    if os.environ.get("ARCHIPELAGO_SECRET"):
+        return os.environ["ARCHIPELAGO_SECRET"].strip()
+    if args.secret:
+        print("warning: --secret shows your secret to every user of this machine (ps); prefer "
+              "ARCHIPELAGO_SECRET=… or --secret-file", file=sys.stderr, flush=True)
+    secret: str | None = args.secret
+    return secret
+
+
 async def _bot(args: argparse.Namespace) -> int:
     from client.bot import describe_outcome, play_seat
     from client.grpc_client import Client
 
-    async with Client(_server(args), args.secret) as c:
-        game_id = await _seat(c, args.code, args.secret, args.nickname)
+    secret = player_secret(args)
+    async with Client(_server(args), secret) as c:
+        game_id = await _seat(c, args.code, secret, args.nickname)
         final = await play_seat(c, game_id, log=lambda m: print(m, flush=True))
         print(describe_outcome(final), flush=True)
     return 0
@@ -140,8 +155,9 @@ async def _play(args: argparse.Namespace) -> int:
     from client.grpc_client import Client
     from client.play import play
 
-    async with Client(_server(args), args.secret) as c:
-        game_id = await _seat(c, args.code, args.secret, args.nickname or os.environ.get("USER", "player"))
+    secret = player_secret(args)
+    async with Client(_server(args), secret) as c:
+        game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"))
         return await play(c, game_id)
 
 
@@ -188,14 +204,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends")
     b.add_argument("code")
-    b.add_argument("--secret", help="play this existing seat (as host: start once every seat is filled)")
+    b.add_argument("--secret", help="play this existing seat (as host: start once every seat is filled); "
+                   "visible in ps — prefer env ARCHIPELAGO_SECRET or --secret-file")
+    b.add_argument("--secret-file", help="read the seat's secret from this file (its first line)")
     b.add_argument("--nickname")
     b.add_argument("--server", help=SERVER_HELP)
     b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
 
     pl = sub.add_parser("play", help="play Salvo or Archipelago in the terminal")
     pl.add_argument("code")
-    pl.add_argument("--secret")
+    pl.add_argument("--secret", help="play this existing seat; visible in ps — prefer env ARCHIPELAGO_SECRET "
+                    "or --secret-file")
+    pl.add_argument("--secret-file", help="read the seat's secret from this file (its first line)")
     pl.add_argument("--nickname")
     pl.add_argument("--server", help=SERVER_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))

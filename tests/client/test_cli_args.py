@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from google.protobuf.message import Message
 
 from archipelago.v1 import game_pb2, lobby_pb2
 from client.base import BaseClient, M
-from client.cli import build_parser, join, resolve_server
+from client.cli import build_parser, join, player_secret, resolve_server
 from client.errors import ApiError
 
 
@@ -108,3 +109,19 @@ def test_api_errors_print_status_code_and_message_and_exit_2(capsys: pytest.Capt
     monkeypatch.setattr(cli, "_create", refused)
     assert cli.main(["create", "salvo", "--server", "127.0.0.1:1"]) == 2
     assert capsys.readouterr().err == "error: NOT_FOUND game/not_found: no game with code ZZZZZZ\n"
+
+
+def test_the_secret_comes_from_a_file_or_the_environment_and_argv_is_warned_about(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("ARCHIPELAGO_SECRET", raising=False)
+    path = tmp_path / "seat"
+    path.write_text("s3cret-from-file\n", encoding="utf-8")
+    args = build_parser().parse_args(["bot", "ABCDEF", "--secret-file", str(path)])
+    assert player_secret(args) == "s3cret-from-file"
+    monkeypatch.setenv("ARCHIPELAGO_SECRET", "s3cret-from-env")
+    assert player_secret(build_parser().parse_args(["play", "ABCDEF"])) == "s3cret-from-env"
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.delenv("ARCHIPELAGO_SECRET")
+    assert player_secret(build_parser().parse_args(["bot", "ABCDEF", "--secret", "in-argv"])) == "in-argv"
+    assert "ps" in capsys.readouterr().err
+    assert player_secret(build_parser().parse_args(["bot", "ABCDEF"])) is None
