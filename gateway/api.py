@@ -50,6 +50,9 @@ PRESENCE_TTL_S = 20.0  # a stream whose gateway stops refreshing it counts as go
 HEARTBEAT_S = 5.0
 SPEEDS = {"fast": 60.0, "slow": 8 * 3600.0}
 CACHE_SIZE = 200_000
+# The largest request any door accepts (gRPC's receive limit, HTTP bodies, MCP): the biggest
+# legitimate one, an 8-player Archipelago player's orders or standing orders, is a few tens of KiB.
+MAX_REQUEST_BYTES = 256 * 1024
 AGENT_PREFIX = "agt_"  # agent tokens (A90) look like "agt_…"; player secrets never start so
 MAX_AGENT_TOKENS = 5  # live agent tokens per player
 MAX_LABEL = 40

@@ -22,7 +22,7 @@ from prometheus_client import Counter, Histogram
 
 from archipelago.v1 import game_pb2, lobby_pb2
 from gateway import errors, rpc
-from gateway.api import PlayerAPI, bearer
+from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
 
 REQUESTS = Counter("archipelago_requests_total", "player API requests by door, method and status",
                    ["door", "method", "code"])
@@ -114,7 +114,7 @@ async def build_server(api: PlayerAPI, address: str,
                        health_servicer: health.aio.HealthServicer | None = None) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``; pass
     ``health_servicer`` to change its health later (:func:`set_serving`)."""
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_REQUEST_BYTES)])
     server.add_generic_rpc_handlers(handlers(api))
     health_servicer = health_servicer or health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

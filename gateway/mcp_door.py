@@ -32,7 +32,7 @@ from engine import get_game
 from engine.errors import InvalidOrder, NotStarted, StaleVersion, Unauthenticated
 from gateway import errors, rpc
 from gateway.api import AGENT_PREFIX, Caller, PlayerAPI, bearer
-from gateway.web import parse, to_json
+from gateway.web import MAX_BODY, parse, to_json
 
 RULES = Path(__file__).with_name("agent_rules")
 MAX_WAIT_S = 300.0
@@ -153,7 +153,7 @@ class McpDoor:
         self.server: MCPServer[Any] = MCPServer(name="archipelago", title="Archipelago game cluster",
                                                 instructions=INSTRUCTIONS)
         sub = self.server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
-                                              json_response=True, host=host)
+                                              json_response=True, host=host, max_request_body_size=MAX_BODY)
         self.routes: list[BaseRoute] = list(sub.routes)
         self._tools()
 

@@ -32,10 +32,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from archipelago.v1 import game_pb2
 from engine.errors import GameError, InvalidOrder
 from gateway import errors, rpc
-from gateway.api import PlayerAPI, bearer
+from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.grpc_door import LATENCY, REQUESTS
 
-MAX_BODY = 4 * 1024 * 1024  # as gRPC's default limit of a received message
+MAX_BODY = MAX_REQUEST_BYTES
 
 
 def to_json(msg: Message) -> dict[str, Any]:
@@ -64,14 +64,27 @@ def error_response(exc: BaseException, method: str) -> Response:
     return JSONResponse({"error": body}, status_code=body["http_status"])
 
 
+async def _body(request: Request) -> bytes:
+    """The request's body, refused (without reading on) once it passes MAX_BODY."""
+    too_big = InvalidOrder(f"a request body is at most {MAX_BODY} bytes", field="body")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _unary(r: rpc.Rpc) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         api: PlayerAPI = request.app.state.api
         start = time.perf_counter()
         try:
-            body = await request.body()
-            if len(body) > MAX_BODY:
-                raise InvalidOrder(f"a request body is at most {MAX_BODY} bytes", field="body")
+            body = await _body(request)
             req = parse(body, r.request)
             result = await r.handler(api, req, bearer(request.headers.get("authorization")))
         except Exception as exc:
