@@ -593,6 +593,8 @@ class GameActor:
         await self._commit({"op": "close", "round": self.state.round, "orders": orders, "early": early,
                             "at": self.now_ms()})
         metrics.ROUNDS_CLOSED.labels("early" if early else "deadline").inc()
+        if self.status == OVER:  # the public summary says so (ListGames, Rejoin, operators)
+            await self._publish_summary()
 
     # ------------------------------------------------------------------ reading
     async def view(self, seat: int) -> dict[str, Any]:

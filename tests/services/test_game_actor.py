@@ -169,6 +169,7 @@ async def test_game_over_stops_the_clock() -> None:
     clock.advance(31)
     await actor.deadline_passed()  # round 1 hits the cap
     assert actor.status == OVER and actor.deadline_ms is None and actor.outcome is not None
+    assert store.summaries[GID]["status"] == OVER  # the public summary no longer says "running"
     with pytest.raises(GameOver) as err:  # defect 5: "game over", not "not your turn"
         await actor.submit(0, {"shots": ["A1"]}, version=actor.version)
     assert err.value.code == "game/over" and err.value.rule == "S7" and err.value.field == "game_id"
