@@ -138,14 +138,20 @@ async def test_defect1_a_notice_that_outruns_its_entry_is_still_delivered(api: P
         written, release = shard_store(api).arm("journal_append_publish")
         read_after_notice = asyncio.Event()
 
+        submitting = False
+
         async def on_call(method: str, args: tuple[Any, ...]) -> None:
-            if method == "updates" and written.is_set():
+            # the stream reads only when told: a read after the submission began follows its notice,
+            # which leaves with the journal write — possibly before the store's gate is reached
+            if method == "updates" and submitting:
                 read_after_notice.set()  # the stream reads while the entry is written but not applied
         router(api).on_call = on_call
         next_update = asyncio.ensure_future(anext(stream))
+        submitting = True
         submit = asyncio.ensure_future(api.submit(bob, game_id, orders={"random_placement": True},
                                                   version=view["version"], draft=True))
         async with asyncio.timeout(WAIT_S):
+            await written.wait()
             await read_after_notice.wait()
             assert not next_update.done(), "an update was delivered before its entry was applied"
             release.set()
