@@ -89,6 +89,8 @@ def offer(page: Page, to: str | None, give: dict[str, int], get: dict[str, int])
         page.fill(f"#offer-get-{r}", str(get.get(r, "")))
     expect(page.locator("#offer-send")).to_be_enabled()
     page.click("#offer-send")
+    given = next(r for r in RESOURCES if give.get(r))
+    expect(page.locator(f"#offer-give-{given}")).to_have_value("")  # sent: the form is cleared
 
 
 def test_w6_an_offer_accepted_moves_the_goods_on_both_pages(open_page: OpenPage, web_server: Served) -> None:

@@ -368,13 +368,16 @@ export function tradeTab(ctx, rules) {
     const anchor = ui.offerSend.parentElement;
     ctx.clearError(anchor);
     ui.offerSend.disabled = true;
+    const sent = JSON.stringify([form.give, form.get]);
     try {
       await ctx.act({ offer });
-      form.give = {};
-      form.get = {};
-      for (const r of R) {
-        el.querySelector(`#offer-give-${r}`).value = '';
-        el.querySelector(`#offer-get-${r}`).value = '';
+      if (JSON.stringify([form.give, form.get]) === sent) { // not if the player typed the next one meanwhile
+        form.give = {};
+        form.get = {};
+        for (const r of R) {
+          el.querySelector(`#offer-give-${r}`).value = '';
+          el.querySelector(`#offer-get-${r}`).value = '';
+        }
       }
     } catch (err) {
       if (err && err.code === 'action/rate_limited') { made.full = true; saveMade(); }
