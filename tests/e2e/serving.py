@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -39,13 +40,15 @@ def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 6
             assert time.monotonic() - start < timeout_s, "no gRPC health answer within 60 s"
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+@contextlib.contextmanager
+def serving(cwd: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+    """`archipelago serve` started in ``cwd`` on free ports (not yet waited for): (gRPC address, HTTP
+    URL, process); stopped with SIGTERM (killed after 30 s) on the way out."""
     grpc_port, http_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
     proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                             "--data-dir", "var"], env=env, text=True, cwd=tmp_path,  # relative, as make run
+                             "--data-dir", "var"], env=env, text=True, cwd=cwd,  # relative, as make run
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         yield f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{http_port}", proc
@@ -58,6 +61,10 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
             proc.wait()
 
 
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+    with serving(tmp_path) as parts:
+        yield parts
 
 
 async def run(*args: str, timeout: float = 240) -> tuple[int, str]:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,8 +29,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from services.cluster import free_port
-from tests.e2e.serving import EXE, wait_healthy
+from tests.e2e.serving import serving, wait_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -54,23 +51,9 @@ class Served:
 @pytest.fixture(scope="session")
 def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`archipelago serve` as a user runs it, on free ports, for the whole session."""
-    cwd = tmp_path_factory.mktemp("web-serve")
-    grpc_port, http_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
-    env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
-    proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                             "--data-dir", "var"], env=env, text=True, cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        wait_healthy(f"127.0.0.1:{grpc_port}", proc)
-        yield Served(f"http://127.0.0.1:{http_port}", f"127.0.0.1:{grpc_port}", proc)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serving(tmp_path_factory.mktemp("web-serve")) as (grpc, url, proc):
+        wait_healthy(grpc, proc)
+        yield Served(url, grpc, proc)
 
 
 # Per module, not per session: while Playwright's sync API is open it holds an event loop in this
