@@ -89,6 +89,13 @@ class RateLimited(GameError):
     code = "action/rate_limited"
 
 
+class Throttled(GameError):
+    """Too many requests from this client address (lobby calls, failed authentications, open lobbies):
+    wait the seconds the message names, then retry."""
+
+    code = "client/throttled"
+
+
 class NotFound(GameError):
     """An unknown game, code, player or unit."""
 

@@ -31,16 +31,17 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import Gauge
 
-from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Unauthenticated
+from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Throttled, Unauthenticated
 from gateway.cache import LRU
+from gateway.limits import PEER, Limiter, Limits
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
-from services.game_actor import check_creation, fingerprint
+from services.game_actor import Retention, check_creation, fingerprint
 from services.store import Store
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,8 @@ def bearer(value: str | None) -> str:
 @dataclass
 class ApiConfig:
     public_url: str = "http://127.0.0.1:8080"
+    limits: Limits = field(default_factory=Limits.from_env)
+    retention: Retention = field(default_factory=Retention.from_env)
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,7 @@ class PlayerAPI:
         self._kinds: LRU[str, str] = LRU(CACHE_SIZE)  # games never change kind
         self._key: bytes | None = None
         self.presence.on_lease_end = self._gone
+        self.limiter = Limiter(self.config.limits)
 
     async def start(self) -> None:
         await self.notices.start()
@@ -195,10 +199,12 @@ class PlayerAPI:
         if not secret:
             raise Unauthenticated("missing player secret (send 'authorization: Bearer <secret>')",
                                   field="authorization", rule="A3")
+        self.limiter.before_auth()
         h = hash_secret(secret)
         if secret.startswith(AGENT_PREFIX):  # never cached: a revoked token is refused at once
             token_seat = await self.store.seat_of_agent_token(h)
             if token_seat is None:
+                self.limiter.auth_failed()
                 raise Unauthenticated("unknown or revoked agent token", field="authorization", rule="A90")
             agent = Caller(*token_seat, agent=h)
             if game_id is not None and game_id != agent.game_id:
@@ -209,6 +215,7 @@ class PlayerAPI:
         if who is None:
             found = await self.store.seat_of_secret(h)
             if found is None:
+                self.limiter.auth_failed()
                 raise Unauthenticated("unknown player secret", field="authorization", rule="A3")
             who = Caller(*found)
             self._secrets.put(h, who)
@@ -233,6 +240,7 @@ class PlayerAPI:
                      request_id: str = "") -> dict[str, Any]:
         """Create a game; the caller is its host (seat 0). Returns game_id, code, invite_link, secret, seat."""
         self._check_request_id(request_id)
+        self.limiter.lobby_call()
         config = {**(options or {}), "players": seats or 2}
         deadline = deadline_seconds or SPEEDS.get(speed or "fast", 0.0)
         if not deadline:
@@ -249,6 +257,7 @@ class PlayerAPI:
         if summary is not None:
             code = str(summary["code"])  # a retry: the game exists
         else:
+            await self._check_open_lobbies()
             code = new_code()
             while not await self.store.claim_code(code, game_id):
                 code = new_code()
@@ -257,12 +266,21 @@ class PlayerAPI:
             shard, "create_game", game_id,
             {"kind": game, "config": config, "nickname": nickname, "secret_hash": hash_secret(secret),
              "public": public, "deadline_s": deadline, "code": code, "request": request})
+        if summary is None and (peer := PEER.get()) and self.limiter.open_lobby_cap():
+            await self.store.add_lobby(peer, game_id, self.config.retention.lobby_ttl_s)
         return {"game_id": game_id, "code": made["code"], "secret": secret, "seat": 0,
                 "invite_link": f"{self.config.public_url}/join/{made['code']}"}
+
+    async def _check_open_lobbies(self) -> None:
+        cap = self.limiter.open_lobby_cap()
+        if cap and len(await self.store.open_lobbies(PEER.get())) >= cap:
+            raise Throttled(f"at most {cap} open lobby games per client address: start one or let one expire "
+                            f"({self.config.retention.lobby_ttl_s / 3600:g} h after its creation)", field="client")
 
     async def join(self, *, code: str, nickname: str, request_id: str = "") -> dict[str, Any]:
         """Take a free seat of a game in its lobby. Returns game_id, seat, secret, game."""
         self._check_request_id(request_id)
+        self.limiter.lobby_call()
         code = code.strip().upper()
         game_id = await self.store.game_of_code(code) if len(code) == 6 else None
         if game_id is None:
@@ -283,6 +301,7 @@ class PlayerAPI:
 
     async def list_games(self, game: str = "") -> list[dict[str, Any]]:
         """Public games open for joining, newest first."""
+        self.limiter.lobby_call()
         return [s for s in await self.store.open_games() if not game or s["game"] == game]
 
     async def rejoin(self, secret: str) -> dict[str, Any]:

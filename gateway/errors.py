@@ -43,6 +43,7 @@ TABLE: dict[type[E.GameError], ErrorKind] = {
         (E.GameOver, S.FAILED_PRECONDITION, 409, False),
         (E.StaleVersion, S.ABORTED, 409, False),
         (E.RateLimited, S.RESOURCE_EXHAUSTED, 429, True),
+        (E.Throttled, S.RESOURCE_EXHAUSTED, 429, True),
         (E.NotFound, S.NOT_FOUND, 404, False),
         (E.Conflict, S.FAILED_PRECONDITION, 409, False),
         (E.AlreadyExists, S.ALREADY_EXISTS, 409, False),

@@ -23,6 +23,7 @@ from prometheus_client import Counter, Histogram
 from archipelago.v1 import game_pb2, lobby_pb2
 from gateway import errors, rpc
 from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
+from gateway.limits import PEER, grpc_peer
 
 REQUESTS = Counter("archipelago_requests_total", "player API requests by door, method and status",
                    ["door", "method", "code"])
@@ -54,6 +55,7 @@ async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseE
 def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]:
     async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
         start = time.perf_counter()
+        PEER.set(grpc_peer(context.peer() or ""))
         try:
             result = await r.handler(api, request, _secret(context))
         except Exception as exc:
@@ -68,6 +70,7 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
 
 def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.ServicerContext], AsyncIterator[Message]]:
     async def handle(request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
+        PEER.set(grpc_peer(context.peer() or ""))
         try:
             updates = await rpc.watch(api, request, _secret(context))
         except Exception as exc:

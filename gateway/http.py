@@ -11,15 +11,31 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gateway import errors, web, webclient
 from gateway.api import PlayerAPI
+from gateway.limits import PEER
 from gateway.mcp_door import McpDoor
 
 HEALTH_TIMEOUT_S = 3.0
+
+
+class PeerAddress:
+    """Pure ASGI middleware: the client address of every HTTP and WebSocket request (the JSON door,
+    the MCP door) in :data:`gateway.limits.PEER`, for the per-address limits."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            client = scope.get("client")
+            PEER.set(str(client[0]) if client else "")
+        await self.app(scope, receive, send)
 
 
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
@@ -63,7 +79,7 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
 
     routes: list[Any] = [Route("/healthz", healthz), Route("/metrics", metrics)]
     routes += web.routes() + webclient.routes() + door.routes
-    app = Starlette(routes=routes, lifespan=run)
+    app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress)])
     return app
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import ctypes
+import dataclasses
 import fcntl
 import logging
 import os
@@ -463,8 +464,10 @@ def start_shards(count: int, redis_url: str, *, prefix: str = "arch:", namespace
     """Create (or find) the named GameShard actors ``shard-0 .. shard-{count-1}``."""
     import ray
 
+    from services.game_actor import Retention
     from services.shard import GameShard
 
+    retention = dataclasses.asdict(Retention.from_env())  # the starting process's environment
     actor_cls: Any = ray.remote(GameShard)
     handles = []
     for name in shard_names(count):
@@ -474,7 +477,7 @@ def start_shards(count: int, redis_url: str, *, prefix: str = "arch:", namespace
         }
         if detached:
             opts["lifetime"] = "detached"
-        handles.append(actor_cls.options(**opts).remote(name, redis_url, prefix))
+        handles.append(actor_cls.options(**opts).remote(name, redis_url, prefix, retention))
     ray.get([h.ping.remote() for h in handles])
     return handles
 

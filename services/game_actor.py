@@ -53,6 +53,24 @@ MAX_KEY_LEN = 64
 WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
 
 
+@dataclass(frozen=True)
+class Retention:
+    """How long games stay: a lobby never started expires after ``lobby_ttl_s`` (it ends, reason
+    "expired"); a finished game's keys leave Redis ``retention_s`` after its end (its rejoin link shows
+    the result until then). From the environment of the process that starts the shards."""
+
+    retention_s: float = 7 * 24 * 3600.0
+    lobby_ttl_s: float = 24 * 3600.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Retention:
+        import os
+
+        env = os.environ if env is None else env
+        return cls(retention_s=float(env.get("ARCHIPELAGO_RETENTION_S") or cls.retention_s),
+                   lobby_ttl_s=float(env.get("ARCHIPELAGO_LOBBY_TTL_S") or cls.lobby_ttl_s))
+
+
 def fingerprint(obj: Any) -> str:
     """A short digest of a request body: a reused idempotency key must come with the same body."""
     return hashlib.sha256(canonical_json(obj)).hexdigest()[:32]
@@ -72,6 +90,8 @@ class Journal(Protocol):
 
     async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
                           created_ms: int) -> None: ...
+
+    async def retire(self, game_id: str, *, code: str, secret_hashes: Any, retention_s: float) -> None: ...
 
 
 def wall_ms() -> int:
@@ -149,10 +169,12 @@ class GameActor:
     """One game. Not a Ray actor: a plain object hosted (thousands at a time) by a GameShard."""
 
     def __init__(self, game_id: str, store: Journal, *, now_ms: Callable[[], int] = wall_ms,
-                 on_deadline: Callable[[str, int | None], None] | None = None) -> None:
+                 on_deadline: Callable[[str, int | None], None] | None = None,
+                 retention: Retention | None = None) -> None:
         self.game_id = game_id
         self.store = store
         self.now_ms = now_ms
+        self.retention = retention or Retention()
         self.on_deadline = on_deadline or (lambda _g, _d: None)
         self.lock = asyncio.Lock()
         # --- derived from the journal ---
@@ -196,6 +218,8 @@ class GameActor:
         actor = cls(game_id, store, **kwargs)
         for entry in entries:
             actor.apply(entry)
+        if actor.status == OVER:  # a shard stopped between the end and the retirement: finish it
+            await actor._retire()
         return actor
 
     async def _commit(self, entry: dict[str, Any]) -> None:
@@ -275,6 +299,8 @@ class GameActor:
         self.seats = [Seat(0, e["nickname"], e["secret_hash"])]
         self.seq = [0] * self.seats_total
         self._push("joined", seat=0)
+        self.deadline_ms = self.created_ms + int(self.retention.lobby_ttl_s * 1000)  # the lobby's expiry
+        self.on_deadline(self.game_id, self.deadline_ms)
 
     def _apply_join(self, e: Mapping[str, Any]) -> None:
         self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"]))
@@ -344,6 +370,20 @@ class GameActor:
             self.on_deadline(self.game_id, None)
         else:
             self._open_round(int(e["at"]))
+
+    def _apply_expire(self, e: Mapping[str, Any]) -> None:
+        """A lobby nobody started in time ends with no winner (reason "expired")."""
+        self.status = OVER
+        self.outcome = {"winners": [], "draw": False, "reason": "expired", "scores": []}
+        self.deadline_ms = None
+        self._push("game_over", round_=0, status=OVER, data={"outcome": self.outcome})
+        self.on_deadline(self.game_id, None)
+
+    async def _retire(self) -> None:
+        """The game is over: its keys leave Redis after the retention time (idempotent)."""
+        await self._publish_summary()  # the public summary says so (ListGames, Rejoin, operators)
+        await self.store.retire(self.game_id, code=self.code, secret_hashes=[s.secret_hash for s in self.seats],
+                                retention_s=self.retention.retention_s)
 
     def _push_event(self, ev: Event, round_: int | None = None) -> None:
         if ev.kind == "game_over":
@@ -545,10 +585,14 @@ class GameActor:
             await self._maybe_close_early()
 
     async def deadline_passed(self) -> bool:
-        """Called by the shard's timer; closes the round if its deadline really passed."""
+        """Called by the shard's timer; closes the round (or expires the lobby) if its deadline passed."""
         async with self.lock:
-            if self.status != RUNNING or self.deadline_ms is None or self.now_ms() < self.deadline_ms:
+            if self.status == OVER or self.deadline_ms is None or self.now_ms() < self.deadline_ms:
                 return False
+            if self.status == LOBBY:
+                await self._commit({"op": "expire", "at": self.now_ms()})
+                await self._retire()
+                return True
             await self._close(early=False)
             return True
 
@@ -593,8 +637,8 @@ class GameActor:
         await self._commit({"op": "close", "round": self.state.round, "orders": orders, "early": early,
                             "at": self.now_ms()})
         metrics.ROUNDS_CLOSED.labels("early" if early else "deadline").inc()
-        if self.status == OVER:  # the public summary says so (ListGames, Rejoin, operators)
-            await self._publish_summary()
+        if self.status == OVER:
+            await self._retire()
 
     # ------------------------------------------------------------------ reading
     async def view(self, seat: int) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.errors import NotFound
 from services import tracing
-from services.game_actor import GameActor, wall_ms
+from services.game_actor import GameActor, Retention, wall_ms
 from services.store import Store, is_outage
 
 log = logging.getLogger(__name__)
@@ -34,10 +34,12 @@ EVICT_EVERY_MS = 60_000
 class ShardCore:
     """The games of one shard, their deadline heap and timer loop."""
 
-    def __init__(self, name: str, store: Store, *, now_ms: Callable[[], int] = wall_ms) -> None:
+    def __init__(self, name: str, store: Store, *, now_ms: Callable[[], int] = wall_ms,
+                 retention: Retention | None = None) -> None:
         self.name = name
         self.store = store
         self.now_ms = now_ms
+        self.retention = retention or Retention()
         self.games: dict[str, GameActor] = {}
         self._loading: dict[str, asyncio.Future[GameActor]] = {}
         self._heap: list[tuple[int, str]] = []
@@ -73,7 +75,8 @@ class ShardCore:
 
     # ---------------------------------------------------------------- games
     def _new_actor(self, game_id: str) -> GameActor:
-        return GameActor(game_id, self.store, now_ms=self.now_ms, on_deadline=self._deadline_changed)
+        return GameActor(game_id, self.store, now_ms=self.now_ms, on_deadline=self._deadline_changed,
+                         retention=self.retention)
 
     async def game(self, game_id: str) -> GameActor:
         """The game actor, loaded from its journal on first use (NotFound if it has none)."""
@@ -86,7 +89,7 @@ class ShardCore:
         fut: asyncio.Future[GameActor] = asyncio.get_running_loop().create_future()
         self._loading[game_id] = fut
         try:
-            actor = await GameActor.load(game_id, self.store, now_ms=self.now_ms)
+            actor = await GameActor.load(game_id, self.store, now_ms=self.now_ms, retention=self.retention)
             actor.on_deadline = self._deadline_changed
             if actor.deadline_ms is not None:
                 self._arm(game_id, actor.deadline_ms)
@@ -291,10 +294,11 @@ class GameShard:
     Errors travel back as ``{"error": ...}`` dicts (not exceptions) so the gateway maps them without
     unpickling engine classes. Created by :func:`services.cluster.start_shards`."""
 
-    def __init__(self, name: str, redis_url: str, prefix: str = "arch:") -> None:
+    def __init__(self, name: str, redis_url: str, prefix: str = "arch:",
+                 retention: dict[str, float] | None = None) -> None:
         logging.basicConfig(level=logging.INFO)
         tracing.setup("archipelago-shard")
-        self.core = ShardCore(name, Store(redis_url, prefix))
+        self.core = ShardCore(name, Store(redis_url, prefix), retention=Retention(**(retention or {})))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""

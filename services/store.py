@@ -12,22 +12,38 @@ Key schema (all under a configurable prefix, default ``arch:``):
 ``agent:{sha256}``              JSON {game, seat, id} of a personal AI agent token's hash (A90)
 ``agents:{game}:{seat}``        hash token id -> JSON {hash, label, created_ms}: a player's live
                                 agent tokens (at most a few; revoking deletes both keys)
-``placement``                   hash game id -> shard name (rendezvous hashing, recorded)
+``place:{game}``                shard name of the game (rendezvous hashing, recorded once)
+``g:{game}:archive``            a finished game's journal, compacted (zlib + base64 of its JSON lines)
 ``deadlines:{shard}``           sorted set game id -> round deadline (Unix ms) of that shard
 ``presence:{game}``             sorted set "{seat}:{stream}" -> expiry (Unix ms) of each open Watch
                                 stream of the game (A17); the key itself expires with its last stream
 ``server_key``                  random key of the gateways (derives the secrets of retried creates
                                 and joins, so a retry gets the same secret without it being stored)
 ``shards``                      hash shard name -> last heartbeat (Unix ms)
+``peer:{addr}:lobbies``         sorted set game id -> created ms: lobby games a client address
+                                created and that may still be open (the cap per peer)
 channel ``g:{game}:updates``    "game G is at version V" notices (never secret data)
 ==============================  ==============================================================
+
+**Retention** (:meth:`Store.retire`): when a game ends, its journal is compacted into one
+``g:{game}:archive`` string and every key of the game — archive, summary, code, placement, its
+players' secret hashes and agent tokens — gets the retention time to live (default 7 days): a
+rejoin link shows the result until then, then the game is gone from Redis.  Nothing else of a game
+outlives it: presence keys expire with their streams, deadlines and the open list drop it at once.
+
+**Connections**: one bounded, blocking pool per process (``MAX_CONNECTIONS``): a command waits for a
+free connection (up to ``POOL_TIMEOUT_S``, then fails as an outage) instead of opening one more.
+The gateway's Watch streams share one pub/sub connection (:mod:`gateway.pubsub`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import secrets
 import time
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,6 +58,11 @@ def is_outage(exc: BaseException) -> bool:
     return isinstance(exc, (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError))
 
 
+MAX_CONNECTIONS = int(os.environ.get("ARCHIPELAGO_REDIS_CONNECTIONS", "32"))  # per process
+POOL_TIMEOUT_S = 10.0
+DAY_S = 24 * 3600
+
+
 def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
@@ -49,11 +70,15 @@ def dumps(obj: Any) -> str:
 class Store:
     """Async access to the cluster's Redis. One instance per process (gateway or shard)."""
 
-    def __init__(self, url: str, prefix: str = "arch:") -> None:
+    def __init__(self, url: str, prefix: str = "arch:", max_connections: int = MAX_CONNECTIONS) -> None:
         self.url = url
         self.prefix = prefix
+        self.max_connections = max_connections
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, decode_responses=True, max_connections=max_connections, timeout=POOL_TIMEOUT_S,
+            socket_connect_timeout=5.0)
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
-        self.redis: Any = aioredis.Redis.from_url(url, decode_responses=True)
+        self.redis: Any = aioredis.Redis(connection_pool=pool)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -77,7 +102,37 @@ class Store:
 
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:
         raw = await self.redis.lrange(self.key("g", game_id, "journal"), 0, -1)
+        if not raw:  # a finished game: its compacted journal (see retire)
+            packed = await self.redis.get(self.key("g", game_id, "archive"))
+            if packed is not None:
+                raw = zlib.decompress(base64.b64decode(packed)).decode().split("\n")
         return [json.loads(r) for r in raw]
+
+    async def retire(self, game_id: str, *, code: str, secret_hashes: Iterable[str], retention_s: float) -> None:
+        """A finished game leaves Redis after ``retention_s``: its journal compacted to one string and
+        every key of it given that time to live, in one transaction (a retry finds the journal
+        compacted and does nothing)."""
+        ttl = max(1, int(retention_s))
+        journal, archive = self.key("g", game_id, "journal"), self.key("g", game_id, "archive")
+        raw = await self.redis.lrange(journal, 0, -1)
+        if not raw:
+            return
+        seats = list(secret_hashes)  # one per seat ("" for an autopilot seat)
+        keys = [archive, self.key("g", game_id, "summary"), self.key("place", game_id)]
+        keys += [self.key("code", code)] if code else []
+        keys += [self.key("secret", h) for h in seats if h]
+        for seat in range(len(seats)):  # agent tokens: the listing and each token's key
+            listing = self.key("agents", game_id, str(seat))
+            tokens = await self.redis.hgetall(listing)
+            if tokens:
+                keys.append(listing)
+                keys += [self.key("agent", json.loads(rec)["hash"]) for rec in tokens.values()]
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.set(archive, base64.b64encode(zlib.compress("\n".join(raw).encode(), 9)).decode())
+        pipe.delete(journal)
+        for key in keys:
+            pipe.expire(key, ttl)
+        await pipe.execute()
 
     # --- directory: codes, secrets, summaries ----------------------------------------------------
     async def claim_code(self, code: str, game_id: str) -> bool:
@@ -164,15 +219,35 @@ class Store:
 
     # --- placement and shards ------------------------------------------------------------------
     async def placement(self, game_id: str) -> str | None:
-        value = await self.redis.hget(self.key("placement"), game_id)
+        value = await self.redis.get(self.key("place", game_id))
         return None if value is None else str(value)
 
     async def place(self, game_id: str, shard: str) -> str:
         """Record ``game -> shard`` unless already placed (then return the recorded shard)."""
-        key = self.key("placement")
-        await self.redis.hsetnx(key, game_id, shard)
-        value = await self.redis.hget(key, game_id)
-        return str(value)
+        key = self.key("place", game_id)
+        value = await self.redis.set(key, shard, nx=True, get=True)  # the recorded shard, None if new
+        return shard if value is None else str(value)
+
+    # --- open lobbies per client address (a cap against lobby spam) ----------------------------------
+    async def open_lobbies(self, peer: str) -> list[str]:
+        """Game ids of lobbies ``peer`` created that are still open (prunes the others)."""
+        key = self.key("peer", peer, "lobbies")
+        ids = [str(g) for g in await self.redis.zrange(key, 0, -1)]
+        if not ids:
+            return []
+        raws = await self.redis.mget([self.key("g", g, "summary") for g in ids])
+        still = [g for g, r in zip(ids, raws, strict=True) if r is not None and json.loads(r)["status"] == "lobby"]
+        gone = set(ids) - set(still)
+        if gone:
+            await self.redis.zrem(key, *gone)
+        return still
+
+    async def add_lobby(self, peer: str, game_id: str, ttl_s: float) -> None:
+        key = self.key("peer", peer, "lobbies")
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(key, {game_id: int(time.time() * 1000)})
+        pipe.expire(key, max(1, int(ttl_s)))  # no lobby outlives its expiry: nor does the list
+        await pipe.execute()
 
     async def heartbeat_shard(self, shard: str, now_ms: int) -> None:
         await self.redis.hset(self.key("shards"), shard, str(now_ms))

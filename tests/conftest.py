@@ -94,6 +94,7 @@ async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> As
     from gateway.api import ApiConfig, PlayerAPI
     from gateway.grpc_door import build_server
     from gateway.http import build_app
+    from gateway.limits import Limits
     from gateway.router import ShardRouter
     from services.cluster import shard_names, start_shards
     from services.store import Store
@@ -102,7 +103,9 @@ async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> As
     handles = start_shards(SHARDS, redis_server.url, prefix=prefix, namespace=NAMESPACE)
     store = Store(redis_server.url, prefix)
     router = ShardRouter(store, shard_names(SHARDS), NAMESPACE)
-    api = PlayerAPI(store, router, ApiConfig(public_url="http://test.invalid"))
+    # The per-address limits are off here (every test calls from 127.0.0.1); tests/gateway/test_limits.py
+    # tests them with their own player API.
+    api = PlayerAPI(store, router, ApiConfig(public_url="http://test.invalid", limits=Limits.off()))
     await api.start()
     server, port = await build_server(api, "127.0.0.1:0")
 

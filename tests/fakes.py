@@ -28,6 +28,7 @@ class MemoryJournal:
         self.published: list[tuple[str, dict[str, Any]]] = []
         self.secrets: dict[str, tuple[str, int]] = {}
         self.summaries: dict[str, dict[str, Any]] = {}
+        self.retired: dict[str, float] = {}  # game -> retention (s) it was retired with
 
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
         self.journals.setdefault(game_id, []).append(json.dumps(entry))
@@ -44,3 +45,6 @@ class MemoryJournal:
 
     async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool, created_ms: int) -> None:
         self.summaries[game_id] = summary
+
+    async def retire(self, game_id: str, *, code: str, secret_hashes: Iterable[str], retention_s: float) -> None:
+        self.retired[game_id] = retention_s

@@ -1,0 +1,142 @@
+"""Per-client-address limits of the gateway (issue 11): lobby calls, failed authentications, open lobbies.
+
+A client address (``PEER``, set by each door for the request it serves: gRPC from the call's peer,
+HTTP and WebSocket — hence MCP too — from the connection) has two token buckets in this gateway
+process: one for lobby calls (CreateGame, JoinGame, ListGames) and one for failed
+authentications (a wrong or revoked secret or token).  An empty bucket refuses with
+``client/throttled`` (RESOURCE_EXHAUSTED / 429) naming the seconds to wait; a refused
+authentication is refused before the secret is looked up.  The cap on open lobby games per address
+is cluster-wide (kept in Redis, see :meth:`services.store.Store.open_lobbies`).
+
+Everything is configurable by environment, so that load tests can raise or switch them off:
+``ARCHIPELAGO_RATE_LIMITS=off``, ``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_LOBBY_BURST``,
+``ARCHIPELAGO_AUTH_FAILURES_PER_MIN`` / ``_AUTH_FAILURES_BURST``, ``ARCHIPELAGO_OPEN_LOBBIES``.
+Buckets live in bounded maps (the least recently seen addresses are forgotten: a full bucket).
+Behind a proxy every client has the proxy's address: raise the limits there.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from prometheus_client import Counter
+
+from engine.errors import Throttled
+from gateway.cache import LRU
+
+#: the client address of the request being served ("" when unknown: never limited)
+PEER: ContextVar[str] = ContextVar("archipelago_peer", default="")
+MAX_PEERS = 100_000
+REFUSED = Counter("archipelago_throttled_total", "requests refused by a per-address limit", ["limit"])
+
+
+def grpc_peer(peer: str) -> str:
+    """The address of a grpc peer string ("ipv4:1.2.3.4:5678", "ipv6:[::1]:5678", "unix:…")."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
+        return rest.rsplit(":", 1)[0]
+    if kind == "ipv6":
+        return rest.rsplit(":", 1)[0].strip("[]")
+    return kind  # unix sockets and the rest: one address each kind
+
+
+@dataclass(frozen=True)
+class Limits:
+    enabled: bool = True
+    lobby_per_min: float = 60.0
+    lobby_burst: int = 30
+    auth_failures_per_min: float = 30.0
+    auth_failures_burst: int = 30
+    open_lobbies: int = 20
+
+    @classmethod
+    def off(cls) -> Limits:
+        return cls(enabled=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
+        env = os.environ if env is None else env
+        if env.get("ARCHIPELAGO_RATE_LIMITS", "").lower() in ("off", "0", "false", "no"):
+            return cls.off()
+        d = cls()
+
+        def num(name: str, default: float) -> float:
+            raw = env.get(f"ARCHIPELAGO_{name}")
+            return float(raw) if raw else default
+
+        return cls(lobby_per_min=num("LOBBY_PER_MIN", d.lobby_per_min),
+                   lobby_burst=int(num("LOBBY_BURST", d.lobby_burst)),
+                   auth_failures_per_min=num("AUTH_FAILURES_PER_MIN", d.auth_failures_per_min),
+                   auth_failures_burst=int(num("AUTH_FAILURES_BURST", d.auth_failures_burst)),
+                   open_lobbies=int(num("OPEN_LOBBIES", d.open_lobbies)))
+
+
+class Buckets:
+    """Token buckets by address: ``rate`` tokens a second, at most ``burst``."""
+
+    def __init__(self, rate_per_min: float, burst: int, clock: Callable[[], float]) -> None:
+        self.rate = rate_per_min / 60.0
+        self.burst = float(burst)
+        self.clock = clock
+        self.level: LRU[str, tuple[float, float]] = LRU(MAX_PEERS)  # address -> (tokens, at)
+
+    def _now(self, peer: str) -> tuple[float, float]:
+        now = self.clock()
+        tokens, at = self.level.get(peer) or (self.burst, now)
+        return min(self.burst, tokens + (now - at) * self.rate), now
+
+    def wait_s(self, peer: str) -> float:
+        """0 when a token is there now, else the seconds until one is."""
+        tokens, _ = self._now(peer)
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate if self.rate > 0 else math.inf
+
+    def take(self, peer: str) -> None:
+        tokens, now = self._now(peer)
+        self.level.put(peer, (tokens - 1, now))
+
+
+class Limiter:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self.lobby = Buckets(limits.lobby_per_min, limits.lobby_burst, clock)
+        self.failures = Buckets(limits.auth_failures_per_min, limits.auth_failures_burst, clock)
+
+    def _peer(self) -> str:
+        return PEER.get() if self.limits.enabled else ""
+
+    def lobby_call(self) -> None:
+        """Count a lobby call of the current address; Throttled when its bucket is empty."""
+        peer = self._peer()
+        if not peer:
+            return
+        wait = self.lobby.wait_s(peer)
+        if wait > 0:
+            REFUSED.labels("lobby").inc()
+            raise Throttled(f"too many lobby calls from this address: retry in {math.ceil(wait)} s",
+                            field="client")
+        self.lobby.take(peer)
+
+    def before_auth(self) -> None:
+        """Refuse at once while the current address has spent its failed authentications."""
+        peer = self._peer()
+        if peer and (wait := self.failures.wait_s(peer)) > 0:
+            REFUSED.labels("auth").inc()
+            raise Throttled(f"too many failed authentications from this address: retry in {math.ceil(wait)} s",
+                            field="authorization")
+
+    def auth_failed(self) -> None:
+        peer = self._peer()
+        if peer:
+            self.failures.take(peer)
+
+    def open_lobby_cap(self) -> int:
+        """The cap on open lobby games of the current address (0: none)."""
+        return self.limits.open_lobbies if self._peer() else 0
+
+
+__all__ = ["PEER", "Limiter", "Limits", "grpc_peer"]
