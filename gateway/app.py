@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 async def start_api(cluster: Embedded, public_url: str) -> PlayerAPI:
     from gateway.router import ShardRouter
 
-    store = Store(cluster.redis_url, cluster.prefix)
+    store = Store(cluster.redis_url, cluster.prefix, client_name="archipelago-gateway")
     router = ShardRouter(store, cluster.shards, cluster.namespace)
     api = PlayerAPI(store, router, ApiConfig(public_url=public_url))
     await api.start()

@@ -21,6 +21,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import Counter, Histogram
 
 from archipelago.v1 import game_pb2, lobby_pb2
+from engine.errors import InvalidOrder
 from gateway import errors, rpc
 from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.limits import PEER, grpc_peer
@@ -35,6 +36,7 @@ SERVICES = {
     "Game": game_pb2.DESCRIPTOR.services_by_name["Game"],
 }
 SERVICE_NAMES = tuple(s.full_name for s in SERVICES.values())
+MAX_PENDING_CALLS = 20_000
 
 
 def _secret(context: grpc.aio.ServicerContext) -> str:
@@ -42,6 +44,28 @@ def _secret(context: grpc.aio.ServicerContext) -> str:
         if key == "authorization" and isinstance(value, str):
             return bearer(value)
     return ""
+
+
+class Malformed:
+    """A request whose bytes are not a valid message. A deserializer that raises makes gRPC answer
+    UNKNOWN with the parser's exception; the handler answers this one with INVALID_ARGUMENT instead."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def error(self) -> InvalidOrder:
+        return InvalidOrder(f"not a valid {self.type_name} in protobuf's wire format", field="body")
+
+
+def deserializer(cls: type[Message]) -> Callable[[bytes], Message | Malformed]:
+    def parse(raw: bytes) -> Message | Malformed:
+        try:
+            return cls.FromString(raw)
+        except Exception:  # DecodeError: corrupt wire format, bad UTF-8 in a string, nesting too deep
+            return Malformed(cls.DESCRIPTOR.name)
+    return parse
 
 
 async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseException) -> None:
@@ -57,6 +81,8 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
         start = time.perf_counter()
         PEER.set(grpc_peer(context.peer() or ""))
         try:
+            if isinstance(request, Malformed):
+                raise request.error()
             result = await r.handler(api, request, _secret(context))
         except Exception as exc:
             LATENCY.labels("grpc", r.name).observe(time.perf_counter() - start)
@@ -72,6 +98,8 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
     async def handle(request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
         PEER.set(grpc_peer(context.peer() or ""))
         try:
+            if isinstance(request, Malformed):
+                raise request.error()
             updates = await rpc.watch(api, request, _secret(context))
         except Exception as exc:
             await _abort(context, "Watch", exc)
@@ -94,13 +122,13 @@ def handlers(api: PlayerAPI) -> list[grpc.GenericRpcHandler]:
             response = message_factory.GetMessageClass(m.output_type)
             if m.server_streaming:
                 methods[m.name] = grpc.unary_stream_rpc_method_handler(
-                    _watch(api), request_deserializer=game_pb2.WatchRequest.FromString,
+                    _watch(api), request_deserializer=deserializer(game_pb2.WatchRequest),
                     response_serializer=response.SerializeToString)
             else:
                 r = rpc.UNARY[m.name]
                 assert r.service == service_name
                 methods[m.name] = grpc.unary_unary_rpc_method_handler(
-                    _unary(api, r), request_deserializer=r.request.FromString,
+                    _unary(api, r), request_deserializer=deserializer(r.request),
                     response_serializer=response.SerializeToString)
         out.append(grpc.method_handlers_generic_handler(service.full_name, methods))
     return out
@@ -117,7 +145,14 @@ async def build_server(api: PlayerAPI, address: str,
                        health_servicer: health.aio.HealthServicer | None = None) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``; pass
     ``health_servicer`` to change its health later (:func:`set_serving`)."""
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_REQUEST_BYTES)])
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+        # Calls arriving while the event loop is busy wait in gRPC's core until the server takes them;
+        # beyond 1,000 waiting (the default) it cancels new ones (CANCELLED, before any handler runs),
+        # which a burst of reconnecting Watch streams — a gateway restart — exceeds. Still bounded.
+        ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * MAX_PENDING_CALLS),
+    ])
     server.add_generic_rpc_handlers(handlers(api))
     health_servicer = health_servicer or health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

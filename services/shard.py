@@ -298,7 +298,8 @@ class GameShard:
                  retention: dict[str, float] | None = None) -> None:
         logging.basicConfig(level=logging.INFO)
         tracing.setup("archipelago-shard")
-        self.core = ShardCore(name, Store(redis_url, prefix), retention=Retention(**(retention or {})))
+        store = Store(redis_url, prefix, client_name=f"archipelago-{name}")
+        self.core = ShardCore(name, store, retention=Retention(**(retention or {})))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""

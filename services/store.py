@@ -70,13 +70,14 @@ def dumps(obj: Any) -> str:
 class Store:
     """Async access to the cluster's Redis. One instance per process (gateway or shard)."""
 
-    def __init__(self, url: str, prefix: str = "arch:", max_connections: int = MAX_CONNECTIONS) -> None:
+    def __init__(self, url: str, prefix: str = "arch:", max_connections: int = MAX_CONNECTIONS,
+                 client_name: str = "archipelago") -> None:
         self.url = url
         self.prefix = prefix
         self.max_connections = max_connections
-        pool = aioredis.BlockingConnectionPool.from_url(
+        pool = aioredis.BlockingConnectionPool.from_url(  # named: operators see who holds what in CLIENT LIST
             url, decode_responses=True, max_connections=max_connections, timeout=POOL_TIMEOUT_S,
-            socket_connect_timeout=5.0)
+            socket_connect_timeout=5.0, client_name=client_name)
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
         self.redis: Any = aioredis.Redis(connection_pool=pool)
 
