@@ -1,0 +1,718 @@
+"""A leak test: every message, log line, metric label and span of two games, scanned for secrets and
+hidden facts — and none is found (A3, A80–A85, A90; Salvo S6, S8).
+
+One whole Salvo game (the host on the gRPC door, the guest on the JSON + WebSocket door) and a short
+Archipelago game (the same two doors) are played with: creation and joining with a ``request_id``
+(and a retried create, and the same id reused for another request), an agent token (A90) made by the
+Salvo guest and used once on the MCP door (``get_view``) and once on GetView, chat (to all and to
+one), a rule refusal (S5), and refused calls: a made-up but well-formed player secret and agent token
+(gRPC, JSON, WebSocket, MCP) and real secrets used on the other game.
+
+What is captured, from the first call to the end:
+1. every message each client received: each answer and update (JSON and protobuf wire form), each
+   error (status, code, field, rule, message), the raw HTTP answers (status, headers, body) of the
+   JSON and MCP doors, every gRPC call's initial and trailing metadata and details, and the MCP tool
+   results;
+2. every log record of this test process (a handler on the root logger, with every logger at DEBUG
+   for the time of the test: the gateway's own, uvicorn's access log, the libraries'), and every
+   byte the Ray node's log files (under the Ray session directory: the shards' stdout/stderr and
+   core-worker logs, raylet, GCS) gained meanwhile. The shards log nothing while games go well, so
+   the test makes one shard log a line (a call of a method it lacks: "shard call … failed") and
+   checks that line is read. One kind of line is left out, the client's own (see OWN_HELLO): the
+   `websockets` library logs the JSON client's Watch hello, which carries the client's secret;
+3. the gateway's ``/metrics`` text with the shards' samples (a ShardCollector registered as
+   ``archipelago serve`` does): every metric name, label name and label value, and the whole text;
+4. every span this process ended meanwhile (the gRPC server spans: name, attributes, events,
+   status, resource). The shards' own spans (``shard.*``, ``journal.write``, ``engine.resolve``)
+   are not exported in the test cluster: tracing is off in the shard processes.
+
+Then none of it may hold a player secret, an agent token, a request id (those issued or sent, the
+made-up ones included) or the SHA-256 hex of any, nor any 12-character piece of one — except the
+answer that hands a player its own secret or token (CreateGame, JoinGame, CreateAgentToken), in
+its one field. And no player received a hidden fact: the Salvo journal is replayed by the engine to
+know, at every version, the enemy ship squares each player has not named itself (S8: never sent
+before the end), and no message a player received at that version names one; no Salvo view before
+the end shows the enemy fleet or which of the player's shots hit, no report names squares (S6);
+each Archipelago view equals the engine's view of the replayed state and passes the conformance
+suite's independent check (A80–A85), each event went to a player in its audience. The scanners are
+shown to find a planted secret, hash, fragment and hidden square first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+from collections.abc import AsyncGenerator, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx2 as httpx
+import pytest
+from google.protobuf import json_format, struct_pb2
+from google.protobuf.message import Message
+from mcp import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from prometheus_client import REGISTRY
+from prometheus_client.parser import text_string_to_metric_families
+
+from archipelago.v1 import archipelago_pb2 as A
+from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
+from client.base import BaseClient, M
+from client.bot import choose_orders
+from client.errors import ApiError
+from client.grpc_client import Client as GrpcClient
+from client.views import orders_message
+from client.web_client import WebClient
+from engine import get_game
+from engine.base import Event
+from gateway.metrics import ShardCollector
+from tests.conftest import Cluster
+from tests.e2e.helpers import WAIT_S, rpc_error
+from tests.engine.archipelago.randplay import check_view
+
+pytestmark = pytest.mark.e2e
+
+SALVO = get_game("salvo")
+ARCHIPELAGO = get_game("archipelago")
+ARCHIPELAGO_ROUNDS = 3
+GRAM = 12  # a leaked piece of a secret this long counts as a leak
+SECRETISH = re.compile(rf"[A-Za-z0-9_-]{{{GRAM},}}")  # secrets, tokens, ids and hex hashes are such runs
+SQUARE = re.compile(r"(?<![A-Za-z0-9])[A-J](?:10|[1-9])(?![A-Za-z0-9])")
+ISSUING = {"CreateGame": "secret", "JoinGame": "secret", "CreateAgentToken": "token"}
+# The one kind of log line left out of the scan, and why: the `websockets` library, at DEBUG, logs each
+# frame its client sends, clipped to its first 48 and last 24 characters. The JSON + WebSocket client
+# (client/web_client.py) sends its Watch hello {"game_id", "after_seq", "authorization": "Bearer …"}
+# as its first frame, so that line shows the tail of the client's own secret — in the client's own
+# process; the gateway logs no such line. Every other websockets line (the frames received) is scanned.
+OWN_HELLO = """websockets.client DEBUG > TEXT '{"game_id": """
+
+# Fleets kept out of column A, whose square names (A1–A10) are also rule ids that errors name.
+FLEETS = {0: [("battleship", "B1"), ("cruiser", "B2"), ("submarine", "B3"), ("destroyer", "B4")],
+          1: [("battleship", "F7"), ("cruiser", "F8"), ("submarine", "F9"), ("destroyer", "F10")]}
+# Per firing round: the host sinks the guest's fleet (7, 4, 2, 1 shots as the guest's ships sink,
+# S4); the guest hits a little of the host's (its destroyer, then two battleship squares) and misses.
+HOST_SALVOS = [["F7", "G7", "H7", "I7", "J7", "F8", "G8"], ["H8", "I8", "F9", "G9"], ["H9", "F10"], ["G10"]]
+GUEST_SALVOS = [["B4", "C4", "A5", "B5", "C5", "D5", "E5"], ["B1", "C1", "F5", "G5"], ["H5", "I5"], ["J5"]]
+
+
+# ---------------------------------------------------------------------------------------------- capture
+@dataclass
+class Received:
+    """One thing a client received: ``text`` is scanned for secrets and hidden squares, ``wire`` (raw
+    bytes as text) for secrets only; ``version`` is the game version it reflects."""
+
+    who: str  # "salvo/0", "archipelago/1", "stranger"
+    what: str
+    text: str
+    wire: str = ""
+    version: int = 0
+    message: Any = None
+
+
+@dataclass
+class Capture:
+    received: list[Received] = field(default_factory=list)
+    raw_http: list[tuple[str, str, int, str, str]] = field(default_factory=list)  # who, path, status, headers, body
+    grpc_calls: list[tuple[str, Any]] = field(default_factory=list)  # who, call
+    issued: dict[str, set[str]] = field(default_factory=dict)  # who -> secrets and tokens handed to it
+    closers: list[Callable[[], Any]] = field(default_factory=list)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)  # the Watch streams kept open
+
+    def issue(self, who: str, value: str) -> None:
+        self.issued.setdefault(who, set()).add(value)
+
+    def client(self, cluster: Cluster, door: str, who: str, secret: str | None = None) -> Recorder:
+        """A client through ``door`` for ``who`` that keeps everything it receives, down to the wire."""
+        if door == "grpc":
+            calls = self.grpc_calls
+
+            class Unary(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+                async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+                    call = await continuation(details, request)
+                    calls.append((who, call))
+                    return call
+
+            class Stream(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+                async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+                    call = await continuation(details, request)
+                    calls.append((who, call))
+                    return call
+
+            channel = grpc.aio.insecure_channel(cluster.address, interceptors=[Unary(), Stream()])
+            self.closers.append(channel.close)
+            inner: BaseClient = GrpcClient(cluster.address, secret, channel)
+        else:
+            http = httpx.AsyncClient(base_url=cluster.http_url, timeout=60.0,
+                                     event_hooks={"response": [self.http_hook(who)]})
+            self.closers.append(http.aclose)
+            inner = WebClient(cluster.http_url, secret, http)
+        return Recorder(inner, who, self)
+
+    def http_hook(self, who: str) -> Callable[[httpx.Response], Any]:
+        async def hook(r: httpx.Response) -> None:
+            await r.aread()
+            self.raw_http.append((who, r.request.url.path, r.status_code, repr(list(r.headers.items())), r.text))
+        return hook
+
+    async def close(self) -> None:
+        for task in self.tasks:  # (ended already, unless the test failed half-way)
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        for close in self.closers:
+            await close()
+
+
+class Recorder(BaseClient):
+    """A player's client (any door) that keeps every answer, update and error it receives."""
+
+    def __init__(self, inner: BaseClient, who: str, cap: Capture) -> None:
+        super().__init__(inner.secret)
+        self.inner, self.who, self.cap = inner, who, cap
+        self.door = inner.door
+        self.as_of = 0  # the newest game version this client has seen
+
+    def keep(self, what: str, msg: Message) -> None:
+        version = int(getattr(msg, "version", 0) or 0)
+        self.as_of = max(self.as_of, version)
+        shown = msg
+        if what in ISSUING:  # the answer that hands the player its own secret: scanned without it
+            shown = type(msg)()
+            shown.CopyFrom(msg)
+            self.cap.issue(self.who, getattr(msg, ISSUING[what]))
+            shown.ClearField(ISSUING[what])
+        self.cap.received.append(Received(self.who, what, json_format.MessageToJson(shown, ensure_ascii=False),
+                                          shown.SerializeToString().decode("utf-8", "replace"),
+                                          version or self.as_of, msg))
+
+    def keep_error(self, what: str, err: ApiError, version: int) -> None:
+        self.cap.received.append(Received(self.who, what, repr(err), version=version, message=err))
+
+    async def call(self, service: str, method: str, request: Message, response: type[M]) -> M:
+        self.inner.secret = self.secret
+        before = self.as_of  # an error is checked against what was hidden when the call was made
+        try:
+            got = await self.inner.call(service, method, request, response)
+        except ApiError as err:
+            self.keep_error(method, err, before)
+            raise
+        self.keep(method, got)
+        return got
+
+    async def watch(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        self.inner.secret = self.secret
+        before = self.as_of
+        try:
+            async with contextlib.aclosing(self.inner.watch(game_id, after_seq)) as stream:
+                async for u in stream:
+                    self.keep("Watch", u)
+                    yield u
+        except ApiError as err:
+            self.keep_error("Watch", err, before)
+            raise
+
+    def with_secret(self, secret: str) -> Recorder:
+        return Recorder(self.inner.with_secret(secret), self.who, self.cap)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class Follower:
+    """A player's Watch stream from the start (it counts as connected, A17), kept until it ends."""
+
+    def __init__(self, client: Recorder, game_id: str) -> None:
+        self.updates: list[game_pb2.Update] = []
+        self.changed = asyncio.Event()
+        self.task = asyncio.get_running_loop().create_task(self._run(client, game_id))
+        client.cap.tasks.append(self.task)
+
+    async def _run(self, client: Recorder, game_id: str) -> None:
+        try:
+            async with contextlib.aclosing(client.watch(game_id, 0)) as stream:
+                async for u in stream:
+                    self.updates.append(u)
+                    self.changed.set()
+        finally:
+            self.changed.set()
+
+    async def wait(self, pred: Callable[[game_pb2.Update], bool]) -> game_pb2.Update:
+        async with asyncio.timeout(WAIT_S):
+            while True:
+                self.changed.clear()
+                found = next((u for u in self.updates if pred(u)), None)
+                if found is not None:
+                    return found
+                if self.task.done():
+                    self.task.result()
+                    raise AssertionError("the stream ended without the expected update")
+                await self.changed.wait()
+
+    async def end(self) -> list[game_pb2.Update]:
+        async with asyncio.timeout(WAIT_S):
+            await self.task  # every stream ends after game_over
+        return self.updates
+
+
+class LogLines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(self.format(record))
+        except Exception as exc:  # a record that cannot be formatted is scanned as what it holds
+            self.lines.append(f"{record.name} {record.msg!r} {record.args!r} ({exc!r})")
+
+
+@contextlib.contextmanager
+def every_log_line() -> Any:
+    """Every log record of this process, with the root logger and every logger that has its own
+    level at DEBUG meanwhile."""
+    handler = LogLines()
+    root = logging.getLogger()
+    levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
+              if isinstance(lg, logging.Logger) and lg.level != logging.NOTSET}
+    root_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    for name in levels:
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    try:
+        yield handler.lines
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(root_level)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+class RayLogs:
+    """What the Ray node's log files (the shards' stdout, stderr and core-worker logs among them)
+    gain from now on."""
+
+    def __init__(self) -> None:
+        self.dir = Path(os.environ["RAY_TMPDIR"]) / "ray" / "session_latest" / "logs"
+        assert self.dir.is_dir(), f"no Ray log directory at {self.dir}"
+        self.start = {p: p.stat().st_size for p in self.dir.rglob("*") if p.is_file()}
+
+    def gained(self) -> dict[str, str]:
+        """File -> the text it gained; a worker's stdout and stderr are also under "worker-PID.out|err"."""
+        out = {}
+        for p in sorted(self.dir.rglob("*")):
+            if p.is_file():
+                with p.open("rb") as f:
+                    offset = self.start.get(p, 0)
+                    f.seek(offset if offset <= p.stat().st_size else 0)
+                    out[str(p.relative_to(self.dir))] = text = f.read().decode("utf-8", "replace")
+                if worker := re.fullmatch(r"worker-[0-9a-f]+-[0-9a-f]+-(\d+)\.(out|err)", p.name):
+                    out[f"worker-{worker[1]}.{worker[2]}"] = text
+        return out
+
+
+# ---------------------------------------------------------------------------------------------- scanners
+class Needles:
+    """Every secret of the test (player secrets, agent tokens, request ids, made-up ones) and the
+    SHA-256 hex of each: none may be found, nor any GRAM-character piece of one."""
+
+    def __init__(self) -> None:
+        self.labels: dict[str, str] = {}
+        self.grams: dict[str, str] = {}
+
+    def add(self, label: str, value: str) -> None:
+        assert value and SECRETISH.fullmatch(value), (label, value)
+        for v, lab in ((value, label), (hashlib.sha256(value.encode()).hexdigest(), f"sha256({label})")):
+            assert v not in self.labels, f"{label} is not unique"
+            self.labels[v] = lab
+            for i in range(len(v) - GRAM + 1):
+                self.grams[v[i:i + GRAM]] = lab
+
+    def find(self, text: str) -> dict[str, int]:
+        """The labels of the needles a piece of which is in ``text``, each with where it is."""
+        found: dict[str, int] = {}
+        for run in SECRETISH.finditer(text):
+            for i in range(run.start(), run.end() - GRAM + 1):
+                label = self.grams.get(text[i:i + GRAM])
+                if label is not None:
+                    found.setdefault(label, i)
+        return found
+
+
+def leaks(sources: Iterable[tuple[str, str]], needles: Needles) -> list[str]:
+    out = []
+    for where, text in sources:
+        for label, at in sorted(needles.find(text).items()):
+            out.append(f"{label} in {where}: …{text[max(0, at - 150):at + 150]!r}…")
+    return out
+
+
+def hidden_named(text: str, hidden: Iterable[str]) -> set[str]:
+    """The hidden squares ``text`` names."""
+    return set(SQUARE.findall(text)) & set(hidden)
+
+
+# ---------------------------------------------------------------------------------------------- the games
+def squares(fleet: Any) -> set[str]:
+    return {sq for ship in fleet for sq in ship.squares}
+
+
+def salvo_hidden(journal: list[dict[str, Any]]) -> tuple[list[dict[int, frozenset[str]]], Any]:
+    """Replaying the journal with the engine alone: per version, per seat, the enemy ship squares the
+    seat has not named itself (its submitted shots), nor seen named (its own fleet, the shots at it):
+    what no message to it may name before the end (S8). And the final state."""
+    state: Any = None
+    named: dict[int, set[str]] = {0: set(), 1: set()}
+    states: list[Any] = [None]
+    named_at: list[dict[int, frozenset[str]]] = [{0: frozenset(), 1: frozenset()}]
+    for e in journal:
+        if e["op"] == "start":
+            state = SALVO.new_game(journal[0]["config"], int(journal[0]["seed"]))
+        elif e["op"] == "submit":
+            named[int(e["seat"])] |= set(e["orders"].get("shots", []))
+        elif e["op"] == "act":
+            state, _ = SALVO.act(state, int(e["seat"]), e["action"])
+        elif e["op"] == "close":
+            state, _ = SALVO.resolve(state, {int(k): o for k, o in e["orders"].items()})
+        states.append(state)
+        named_at.append({p: frozenset(s) for p, s in named.items()})
+    fleet = {p: squares(state.fleets[p]) for p in (0, 1)}
+    hidden = []
+    for st, nm in zip(states, named_at, strict=True):
+        incoming = {p: {s.square for s in st.shots[1 - p]} if st is not None else set() for p in (0, 1)}
+        hidden.append({p: frozenset(fleet[1 - p] - nm[p] - fleet[p] - incoming[p]) for p in (0, 1)})
+    return hidden, state
+
+
+def plain(data: Any) -> Any:
+    """Data as it travels in an Update (a protobuf Struct: numbers become floats)."""
+    s = struct_pb2.Struct()
+    s.update({"v": data})
+    return json_format.MessageToDict(s)["v"]
+
+
+@dataclass
+class Played:
+    salvo_id: str
+    archipelago_id: str
+    followers: dict[str, list[game_pb2.Update]]
+
+
+def placement(seat: int) -> salvo_pb2.SalvoOrders:
+    return salvo_pb2.SalvoOrders(placement=[salvo_pb2.ShipPlacement(ship=s, bow=b) for s, b in FLEETS[seat]])
+
+
+async def mcp_call(cluster: Cluster, cap: Capture, who: str, token: str, tool: str, version: int = 0,
+                   **args: Any) -> tuple[bool, str]:
+    """One MCP tool call with an agent token (A90); what came back is kept as ``who`` received it, at
+    game ``version``."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    http.event_hooks["response"].append(cap.http_hook(who))
+    async with http, McpClient(streamable_http_client(f"{cluster.http_url}/mcp", http_client=http)) as c:
+        result = await c.call_tool(tool, args)
+    text = "".join(getattr(part, "text", "") for part in result.content)
+    cap.received.append(Received(who, f"MCP {tool}", result.model_dump_json(), version=version, message=result))
+    return result.is_error, text
+
+
+async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
+    followers: dict[str, Follower] = {}
+
+    # ---- Salvo: the host on gRPC, the guest on JSON + WebSocket; both created/joined with a request id
+    host = cap.client(cluster, "grpc", "salvo/0")
+    create_id, join_id = secrets.token_hex(16), secrets.token_urlsafe(24)
+    needles.add("Salvo host's request id", create_id)
+    needles.add("Salvo guest's request id", join_id)
+    options = {"seats": 2, "nickname": "host", "deadline_seconds": 600, "request_id": create_id}
+    created = await host.create("salvo", **options)
+    sid = created.game_id
+    needles.add("Salvo host's secret", created.secret)
+    again = await host.create("salvo", **options)  # a retried create: the same game and secret
+    assert (again.game_id, again.secret) == (sid, created.secret)
+    err = await rpc_error(host.create("salvo", **{**options, "nickname": "other"}))
+    assert err.code == "request/key_reused", err
+    guest = cap.client(cluster, "web", "salvo/1")
+    joined = await guest.join(created.code, "guest", request_id=join_id)
+    needles.add("Salvo guest's secret", joined.secret)
+    token = (await guest.create_agent_token(sid, "leak test")).token
+    needles.add("Salvo guest's agent token", token)
+    followers["salvo/0"], followers["salvo/1"] = Follower(host, sid), Follower(guest, sid)
+    await host.start(sid)
+
+    # ---- Archipelago: two players, the same doors; a few rounds (max_rounds) to its end
+    p0 = cap.client(cluster, "grpc", "archipelago/0")
+    a_create_id, a_join_id = secrets.token_urlsafe(32), secrets.token_hex(20)
+    needles.add("Archipelago host's request id", a_create_id)
+    needles.add("Archipelago guest's request id", a_join_id)
+    made = await p0.create("archipelago", seats=2, nickname="p0", deadline_seconds=600, request_id=a_create_id,
+                           archipelago=A.ArchipelagoOptions(max_rounds=ARCHIPELAGO_ROUNDS))
+    aid = made.game_id
+    needles.add("Archipelago host's secret", made.secret)
+    p1 = cap.client(cluster, "web", "archipelago/1")
+    needles.add("Archipelago guest's secret", (await p1.join(made.code, "p1", request_id=a_join_id)).secret)
+    followers["archipelago/0"], followers["archipelago/1"] = Follower(p0, aid), Follower(p1, aid)
+    await p0.start(aid)
+
+    # ---- refused calls: made-up but well-formed secrets, and real ones used on the other game
+    fake_secret, fake_token = secrets.token_urlsafe(24), "agt_" + secrets.token_urlsafe(24)
+    needles.add("a made-up player secret", fake_secret)
+    needles.add("a made-up agent token", fake_token)
+    for door in ("grpc", "web"):
+        stranger = cap.client(cluster, door, "stranger", fake_secret)
+        assert (await rpc_error(stranger.view(sid))).status == "UNAUTHENTICATED"
+        assert (await rpc_error(stranger.with_secret(fake_token).view(aid))).rule == "A90"
+        with pytest.raises(ApiError) as refused:
+            async with contextlib.aclosing(stranger.watch(sid, 0)) as stream:
+                await anext(stream)
+        assert refused.value.status == "UNAUTHENTICATED"
+    assert (await rpc_error(host.view(aid))).status == "PERMISSION_DENIED"  # a Salvo secret on Archipelago
+    assert (await rpc_error(p1.view(sid))).status == "PERMISSION_DENIED"  # and the other way
+    with pytest.raises(ApiError) as refused:
+        async with contextlib.aclosing(p1.watch(sid, 0)) as stream:
+            await anext(stream)
+    assert refused.value.status == "PERMISSION_DENIED"
+    agent = cap.client(cluster, "grpc", "salvo/1", token)
+    assert (await rpc_error(agent.view(aid))).rule == "A90"  # the token only reaches its own game
+    is_error, text = await mcp_call(cluster, cap, "stranger", fake_token, "get_view")
+    assert is_error and "A90" in text, text
+
+    # ---- the Salvo game to its end
+    async def salvo_round(host_orders: salvo_pb2.SalvoOrders, guest_orders: salvo_pb2.SalvoOrders,
+                          between: Callable[[int], Any] | None = None) -> None:
+        view = await host.view(sid)
+        await guest.view(sid)
+        await host.submit(sid, view.version, salvo=host_orders)
+        if between is not None:
+            await between(view.round)
+        await guest.submit(sid, view.version, salvo=guest_orders)
+        await followers["salvo/0"].wait(lambda u: u.kind == "round_closed" and u.round == view.round)
+
+    async def extras(round_: int) -> None:
+        if round_ == 1:  # the agent plays once for the guest: MCP get_view, then GetView with the token
+            is_error, text = await mcp_call(cluster, cap, "salvo/1", token, "get_view", guest.as_of)
+            assert not is_error and json.loads(text)["you"] == 1, text
+            assert (await agent.view(sid)).you == 1
+            await host.chat(sid, "good luck")
+            await guest.chat(sid, "you too, host", to=0)
+        if round_ == 2:  # S5: a square shot before is refused, naming it
+            err = await rpc_error(guest.submit(sid, (await guest.view(sid)).version, salvo=salvo_pb2.SalvoOrders(
+                shots=["B4"])))
+            assert err.rule == "S5" and "B4" in err.message, err
+
+    await salvo_round(placement(0), placement(1))
+    for mine, theirs in zip(HOST_SALVOS, GUEST_SALVOS, strict=True):
+        await salvo_round(salvo_pb2.SalvoOrders(shots=mine), salvo_pb2.SalvoOrders(shots=theirs), extras)
+    for client in (host, guest):
+        assert (await client.view(sid)).status == lobby_pb2.GAME_STATUS_OVER
+
+    # ---- the Archipelago game to its end (chat to one and to all between the orders)
+    seats = [p0, p1]
+    async with asyncio.timeout(120):
+        while True:
+            views = [await s.view(aid) for s in seats]
+            if views[0].status == lobby_pb2.GAME_STATUS_OVER:
+                break
+            since = views[0].seq
+
+            def next_round(u: game_pb2.Update, since: int = since) -> bool:
+                return u.seq > since and u.kind in ("round_opened", "game_over")
+            if views[0].round >= 1:
+                await p0.chat(aid, "psst", to=1)
+                await p1.chat(aid, "hello all")
+            for s in seats:
+                fresh = await s.view(aid)
+                await s.submit_message(aid, fresh.version, "archipelago", orders_message("archipelago",
+                                                                                      choose_orders(fresh)))
+            await followers["archipelago/0"].wait(next_round)
+    return Played(sid, aid, {who: await f.end() for who, f in followers.items()})
+
+
+# ---------------------------------------------------------------------------------------------- the checks
+def check_salvo(received: list[Received], game_id: str, journal: list[dict[str, Any]]) -> int:
+    """No Salvo player received an enemy ship square it had not named, before the end (S8); no view
+    showed the enemy fleet or which own shot hit, no update named squares that hit (S6). Returns how
+    many messages were checked."""
+    hidden, final = salvo_hidden(journal)
+    assert final.outcome is not None and final.outcome.winners == (0,)
+    everything = squares(final.fleets[0]) | squares(final.fleets[1])
+    started = next(v for v, e in enumerate(journal, start=1) if e["op"] == "start")
+    assert len(hidden[started][0]) == 14 and len(hidden[-1][1]) == 10, "the hidden sets are what the game makes"
+    checked = 0
+    for r in received:
+        if r.who == "stranger":
+            assert not hidden_named(r.text, everything), r
+            continue
+        if not r.who.startswith("salvo/"):
+            continue
+        seat = int(r.who[-1])
+        msg = r.message
+        if isinstance(msg, game_pb2.GetViewResponse) and msg.game_id == game_id:
+            if msg.status == lobby_pb2.GAME_STATUS_OVER:  # S8: at the end both fleets are shown
+                assert hidden_named(r.text, squares(final.fleets[1 - seat])) == squares(final.fleets[1 - seat])
+                continue
+            assert not msg.salvo.enemy_fleet and not any(s.HasField("hit") for s in msg.salvo.shots), r
+        if isinstance(msg, game_pb2.Update):
+            data = json_format.MessageToDict(msg.data)
+            assert msg.event_kind != "shot", "salvo mode reports no single shot (S6)"
+            if msg.event_kind == "salvo_report":
+                assert set(data) <= {"round", "hits", "ships", "sunk"}, data
+                assert all(set(s) == {"ship", "count"} for s in data.get("ships", [])), data
+        if r.what == "MCP get_view":
+            view = json.loads(msg.content[0].text)
+            assert "enemy_fleet" not in view and all(len(s) == 2 for s in view["your_shots"]), view
+        named = hidden_named(r.text, hidden[min(r.version, len(journal))][seat])
+        assert not named, f"{r.who} received hidden enemy squares {named} at v{r.version}: {r.text[:400]}"
+        checked += 1
+    return checked
+
+
+def check_archipelago(cap: Capture, played: Played, journal: list[dict[str, Any]]) -> int:
+    """A80–A85, as test_archipelago_secrets checks them, on this shorter game."""
+    states: dict[int, tuple[Any, list[Event]]] = {}
+    produced: dict[int, list[Event]] = {}
+    state: Any = None
+    last: list[Event] = []
+    for version, e in enumerate(journal, start=1):
+        if e["op"] == "start":
+            state = ARCHIPELAGO.new_game(journal[0]["config"], int(journal[0]["seed"]))
+        elif e["op"] == "act":
+            state, produced[version] = ARCHIPELAGO.act(state, int(e["seat"]), e["action"])
+        elif e["op"] == "close":
+            state, last = ARCHIPELAGO.resolve(state, {int(k): o for k, o in e["orders"].items()})
+            produced[version] = last
+        states[version] = (state, last)
+    checked = 0
+    for seat in (0, 1):
+        who = f"archipelago/{seat}"
+        for r in cap.received:
+            v = r.message
+            if r.who != who or not isinstance(v, game_pb2.GetViewResponse) or v.game_id != played.archipelago_id:
+                continue
+            st, events = states[v.version]
+            if st is None:
+                continue
+            engine_view = ARCHIPELAGO.view(st, seat, events)
+            check_view(st, seat, engine_view, events, f"v{v.version}")
+            assert v.archipelago == json_format.ParseDict(engine_view, A.ArchipelagoView()), f"v{v.version}"
+            checked += 1
+        got = [u for u in played.followers[who] if u.seq]
+        assert [u.seq for u in got] == list(range(1, len(got) + 1)) and got[-1].kind == "game_over"
+        for u in got:
+            if u.kind == "event":
+                allowed = [plain({"kind": ev.kind, "data": dict(ev.data)}) for ev in produced[u.version]
+                           if ev.visible_to(seat)]
+                assert plain({"kind": u.event_kind, "data": json_format.MessageToDict(u.data)}) in allowed
+            elif u.kind == "chat":
+                assert not u.chat.HasField("to") or seat in (u.chat.to, u.chat.seat)
+            elif u.kind == "submitted":
+                assert set(json_format.MessageToDict(u.data)) == {"done"}
+            checked += 1
+    return checked
+
+
+async def metrics_text(cluster: Cluster) -> str:
+    """The gateway's /metrics with every shard's samples, as `archipelago serve` exposes them."""
+    collector = ShardCollector(cluster.api.router)
+    REGISTRY.register(collector)
+    try:
+        await collector.refresh()
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            r = await http.get(f"{cluster.http_url}/metrics")
+        assert r.status_code == 200
+        return r.text
+    finally:
+        REGISTRY.unregister(collector)
+
+
+async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_metric_or_span(
+        cluster: Cluster, spans: Any) -> None:
+    needles = Needles()
+    cap = Capture()
+    ray_logs = RayLogs()
+    shard_pids = [s["pid"] for s in await cluster.api.router.ping_all()]
+    spans_before = {s.context.span_id for s in spans.get_finished_spans()}
+    try:
+        with every_log_line() as log_lines:
+            played = await play(cluster, cap, needles)
+            metrics = await metrics_text(cluster)
+            # The shards log nothing while games go well: make one log a line, to prove its log is read
+            # (a call of a method a shard does not have is logged there as "shard call … failed").
+            probe = f"leak_probe_{secrets.token_hex(4)}"
+            probe_pid = (await cluster.handles[0].ping.remote())["pid"]
+            assert (await cluster.handles[0].call.remote(probe))["error"]["code"] == "server/internal"
+            grpc_meta = []
+            for who, call in cap.grpc_calls:
+                async with asyncio.timeout(WAIT_S):
+                    grpc_meta.append((f"{who} gRPC metadata", repr((await call.initial_metadata(),
+                                                                     await call.trailing_metadata(),
+                                                                     await call.details()))))
+    finally:
+        await cap.close()
+    new_spans = [s for s in spans.get_finished_spans() if s.context.span_id not in spans_before]
+    ray_text = ray_logs.gained()
+
+    # ---- every source, as text
+    sources: list[tuple[str, str]] = []
+    for r in cap.received:
+        sources += [(f"{r.who} {r.what}", r.text), (f"{r.who} {r.what} (wire)", r.wire)]
+    for who, path, status, headers, body in cap.raw_http:
+        method = path.rsplit("/", 1)[-1]
+        if method in ISSUING and status == 200:  # the one field that hands a player its own secret
+            data = json.loads(body)
+            assert data.pop(ISSUING[method]) in cap.issued[who], (who, path)
+            body = json.dumps(data)
+        sources.append((f"{who} HTTP {path} {status} {headers}", body))
+    sources += grpc_meta
+    hellos = [line for line in log_lines if line.startswith(OWN_HELLO)]
+    sources += [(f"log line {i}", line) for i, line in enumerate(log_lines) if not line.startswith(OWN_HELLO)]
+    sources += [(f"Ray log {name}", text) for name, text in ray_text.items()]
+    sources.append(("/metrics", metrics))
+    for fam in text_string_to_metric_families(metrics):
+        for s in fam.samples:
+            sources.append((f"metric {s.name}", " ".join([fam.name, s.name, *s.labels, *s.labels.values()])))
+    sources += [(f"span {s.name}", s.to_json()) for s in new_spans]
+
+    # ---- the scanners can fail: a planted secret, hash, piece and hidden square are found
+    a_secret = next(v for v, label in needles.labels.items() if label == "Salvo guest's secret")
+    assert needles.find(f"planted: Bearer {a_secret}") == {"Salvo guest's secret": 16}
+    assert needles.find(hashlib.sha256(a_secret.encode()).hexdigest()) == {"sha256(Salvo guest's secret)": 0}
+    assert needles.find(f"token={a_secret[5:5 + GRAM]}…") == {"Salvo guest's secret": 6}
+    assert len(leaks([("a synthetic log line", f'{{"id": "{a_secret}"}}')], needles)) == 1
+    assert hidden_named('{"square": "G10"}', {"G10"}) == {"G10"}
+    assert hidden_named("A10x G100 (B4)", {"G10", "B4"}) == {"B4"}
+
+    # ---- what was captured is what the test says it is
+    assert len(needles.labels) == 2 * 11
+    assert len(log_lines) > 50, "the log capture sees the process's records"
+    assert 0 < len(hellos) <= 8, hellos  # one per WebSocket Watch of the JSON door, nothing else
+    assert all(f"worker-{pid}.err" in ray_text for pid in shard_pids), sorted(ray_text)  # the shards' stderr
+    assert probe in ray_text[f"worker-{probe_pid}.err"]
+    assert 'shard="shard-0"' in metrics and "archipelago_requests_total" in metrics
+    names = {s.name for s in new_spans}
+    assert "/archipelago.v1.Game/GetView" in names and "/archipelago.v1.Lobby/CreateGame" in names, names
+    assert any(s.status.status_code.name == "ERROR" for s in new_spans), "refused calls are traced too"
+    assert {r.who for r in cap.received} == {"salvo/0", "salvo/1", "archipelago/0", "archipelago/1", "stranger"}
+
+    # ---- no secret anywhere, no hidden fact to any player
+    found = leaks(sources, needles)
+    assert not found, f"{len(found)} leaks:\n" + "\n".join(found[:20])
+    salvo_journal = await cluster.api.store.journal_read(played.salvo_id)
+    hidden_at_end = salvo_hidden(salvo_journal)[0][-1][1]  # what the guest never named of the host's fleet
+    planted = Received("salvo/1", "synthetic", f'{{"square": "{min(hidden_at_end)}"}}', version=len(salvo_journal))
+    with pytest.raises(AssertionError, match="hidden enemy squares"):  # the hidden-fact scan can fail too
+        check_salvo([planted], played.salvo_id, salvo_journal)
+    checked = check_salvo(cap.received, played.salvo_id, salvo_journal)
+    archipelago_journal = await cluster.api.store.journal_read(played.archipelago_id)
+    assert 3 <= sum(e["op"] == "close" for e in archipelago_journal) <= ARCHIPELAGO_ROUNDS + 1  # a few rounds
+    checked += check_archipelago(cap, played, archipelago_journal)
+    assert checked > 150, checked
+
