@@ -426,7 +426,7 @@ class PlayerAPI:
                 if got["over"]:
                     return  # game_over was the last update
                 target = max(target, version)  # a version not applied after the wait is not waited for again
-                while box.version <= target:
+                while box.version <= target and not box.stale:
                     await box.wait()
                     if who.agent and who.agent in box.revoked:
                         raise Unauthenticated("this agent token was revoked", field="authorization", rule="A90")
@@ -435,7 +435,8 @@ class PlayerAPI:
                         if other != seat:
                             yield {"version": version, "seq": 0, "round": 0, "seat": other,
                                    "kind": "connected" if connected else "disconnected"}
-                target = box.version
+                box.stale = False  # (nudged: notices may be lost; read again, waiting for nothing new)
+                target = max(target, box.version)
         finally:
             self.notices.unsubscribe_now(game_id, box)
             self.presence.close(sid)

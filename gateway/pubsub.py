@@ -15,7 +15,7 @@ import logging
 from collections import deque
 from typing import Any
 
-from services.store import Store
+from services.store import Store, is_outage
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,7 @@ class Mailbox:
         self.version = 0
         self.presence: deque[tuple[int, bool]] = deque(maxlen=MAX_PRESENCE_NOTICES)
         self.revoked: set[str] = set()  # hashes of agent tokens revoked while the stream is open (A90)
+        self.stale = False  # notices may have been missed (the pub/sub connection was lost): read again
         self.event = asyncio.Event()
 
     def put(self, notice: dict[str, Any]) -> None:
@@ -39,6 +40,10 @@ class Mailbox:
             self.presence.append((int(notice["presence"]), bool(notice["connected"])))
         else:
             self.version = max(self.version, int(notice.get("version", 0)))
+        self.event.set()
+
+    def nudge(self) -> None:
+        self.stale = True
         self.event.set()
 
     async def wait(self) -> None:
@@ -113,10 +118,19 @@ class Notices:
         return len(self._subscribed)
 
     async def _reader(self) -> None:
+        """Fans notices out; after a lost connection (redis-py reconnects and subscribes again) every
+        stream reads again, since notices published meanwhile are gone. One log line per outage."""
         prefix = self.store.key("g", "")
+        broken = False
         while True:
             try:
                 msg = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if broken:
+                    broken = False
+                    log.warning("pub/sub connection back: every Watch stream reads again")
+                    for boxes in list(self.boxes.values()):
+                        for box in list(boxes):
+                            box.nudge()
                 if msg is None or msg.get("type") != "message":
                     continue
                 channel = str(msg["channel"])
@@ -126,6 +140,11 @@ class Notices:
                     box.put(data)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("pub/sub reader error")
+            except Exception as exc:
+                if not broken:
+                    if is_outage(exc):
+                        log.warning("pub/sub connection lost (%s); reconnecting", type(exc).__name__)
+                    else:
+                        log.exception("pub/sub reader error")
+                broken = True
                 await asyncio.sleep(0.2)

@@ -171,11 +171,22 @@ class _Spawner:
 _spawner = _Spawner()
 
 
+SETPRIV = shutil.which("setpriv")  # util-linux: sets PDEATHSIG in C, then execs the command
+
+
 def spawn(args: list[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Start a child that dies with this process (even by SIGKILL), in its own session.
 
-    Its own session: a Ctrl-C meant for us must not kill it before we shut down in order.
+    Its own session: a Ctrl-C meant for us must not kill it before we shut down in order.  The
+    death signal is set by ``setpriv --pdeathsig`` (util-linux, on every Debian) when present: no
+    Python runs between fork and exec, which in a process with gRPC's or Ray's threads can deadlock
+    the child before it ever execs (seen: a redis-server restart that never started).  Without
+    setpriv, a ``preexec_fn`` does it.
     """
+    if SETPRIV is not None:
+        return _spawner.run(lambda: subprocess.Popen(
+            [SETPRIV, "--pdeathsig", "TERM", "--", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, start_new_session=True, env=env))
     parent = os.getpid()
     return _spawner.run(lambda: subprocess.Popen(
         args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
@@ -340,7 +351,12 @@ def start_redis_server(data_dir: Path, port: int | None = None, *, durable: bool
     port = port or free_port()
     args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir), "--save", "",
             "--protected-mode", "yes", "--logfile", str(data_dir / "redis.log")]
-    args += ["--appendonly", "yes", "--appendfsync", "everysec"] if durable else ["--appendonly", "no"]
+    # "always": Redis writes and fsyncs the append-only file before it answers (one fsync per event
+    # loop turn, shared by every write of that turn). With "everysec" it may postpone the write while a
+    # background fsync runs and answer meanwhile: a SIGKILL then loses acknowledged writes (seen in
+    # tests/chaos). ARCHIPELAGO_REDIS_FSYNC=everysec trades that for speed.
+    fsync = os.environ.get("ARCHIPELAGO_REDIS_FSYNC", "always")
+    args += ["--appendonly", "yes", "--appendfsync", fsync] if durable else ["--appendonly", "no"]
     redis = RedisProcess(url=f"redis://127.0.0.1:{port}/0", durable=durable, args=args,
                          pidfile=data_dir / REDIS_PIDFILE)
     redis.launch()

@@ -80,7 +80,7 @@ class Journal(Protocol):
     """What a game actor needs of the store (see :class:`services.store.Store`)."""
 
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any],
-                                     notice: dict[str, Any]) -> None: ...
+                                     notice: dict[str, Any], expected: int | None = None) -> None: ...
 
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]: ...
 
@@ -232,7 +232,9 @@ class GameActor:
         try:
             with metrics.JOURNAL.time(), tracing.tracer.start_as_current_span("journal.write", attributes={
                     "game": self.game_id, "op": entry["op"]}):
-                await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1})
+                # Only if the journal ends where this actor's state does: no two writers of one game.
+                await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1},
+                                                        expected=self.version)
         except BaseException:
             self.writing = 0
             self._wake_waiters()  # nothing comes: readers waiting for it look again

@@ -23,7 +23,7 @@ from typing import Any
 from engine.errors import NotFound
 from services import tracing
 from services.game_actor import GameActor, Retention, wall_ms
-from services.store import Store, is_outage
+from services.store import JournalConflict, Store, is_outage
 
 log = logging.getLogger(__name__)
 
@@ -161,14 +161,19 @@ class ShardCore:
         """Close every round whose deadline passed; returns how many closed."""
         fired = 0
         for game_id in self.due():
-            try:
-                async with self.using(game_id) as actor:
-                    if await actor.deadline_passed():
-                        fired += 1
-                    elif actor.deadline_ms is not None and game_id not in self._deadline:
-                        self._arm(game_id, actor.deadline_ms)
-            except Exception:
-                log.exception("deadline of %s failed", game_id)
+            for _attempt in range(2):  # a journal conflict: once more, on the game reloaded
+                try:
+                    async with self.using(game_id) as actor:
+                        if await actor.deadline_passed():
+                            fired += 1
+                        elif actor.deadline_ms is not None and game_id not in self._deadline:
+                            self._arm(game_id, actor.deadline_ms)
+                    break
+                except JournalConflict:
+                    continue
+                except Exception:
+                    log.exception("deadline of %s failed", game_id)
+                    break
         self.deadlines_fired += fired
         return fired
 
@@ -196,12 +201,20 @@ class ShardCore:
     # ---------------------------------------------------------------- calls from the gateway
     @contextlib.asynccontextmanager
     async def using(self, game_id: str) -> AsyncIterator[GameActor]:
-        """The game actor for one call; a game in use is never evicted from memory."""
+        """The game actor for one call; a game in use is never evicted from memory. If the journal
+        has moved on without it (:class:`JournalConflict`: another writer appended), it is dropped,
+        to be reloaded from the journal by the next call."""
         self._busy[game_id] = self._busy.get(game_id, 0) + 1
         try:
             actor = await self.game(game_id)
             self._used[game_id] = self.now_ms()
-            yield actor
+            try:
+                yield actor
+            except JournalConflict:
+                if self.games.get(game_id) is actor:
+                    del self.games[game_id]
+                    log.warning("game %s: the journal has entries this shard did not write; reloading", game_id)
+                raise
         finally:
             left = self._busy[game_id] - 1
             if left:
@@ -305,7 +318,11 @@ class GameShard:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""
         await self.core.start()
         try:
-            result = await getattr(self.core, method)(*args, **kwargs)
+            try:
+                result = await getattr(self.core, method)(*args, **kwargs)
+            except JournalConflict:  # its entry was not written: once more, on the game reloaded
+                # (what the call wrote before the conflict is in the journal; its key makes that idempotent)
+                result = await getattr(self.core, method)(*args, **kwargs)
         except Exception as exc:
             err = error_dict(exc)
             if err["type"] == "Internal":

@@ -53,6 +53,21 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
 
 
+class JournalConflict(Exception):
+    """The journal is not as long as the writer believed: another writer (a shard being killed, still
+    finishing a call; or a game moving) appended meanwhile. The writer reloads the game and retries."""
+
+
+# Append one journal entry and publish its notice, only if the journal has exactly ARGV[3] entries
+# (so an entry's position is its version, and two writers of one game can never both append).
+_APPEND = """
+if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[3]) then return 0 end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PUBLISH', KEYS[2], ARGV[2])
+return 1
+"""
+
+
 def is_outage(exc: BaseException) -> bool:
     """Redis (or the network to it) does not answer now: a state of the world, not a bug."""
     return isinstance(exc, (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError))
@@ -80,6 +95,7 @@ class Store:
             socket_connect_timeout=5.0, client_name=client_name)
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
         self.redis: Any = aioredis.Redis(connection_pool=pool)
+        self._append: Any = self.redis.register_script(_APPEND)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -94,12 +110,21 @@ class Store:
         return bool(await self.redis.ping())
 
     # --- journal -------------------------------------------------------------------------------
-    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
-        """Append one entry and publish a notice in one round trip (the append is durable on return)."""
-        pipe = self.redis.pipeline(transaction=True)  # both or neither: a notice always has its entry
-        pipe.rpush(self.key("g", game_id, "journal"), dumps(entry))
-        pipe.publish(self.channel(game_id), dumps(notice))
-        await pipe.execute()
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
+                                     expected: int | None = None) -> None:
+        """Append one entry and publish a notice in one round trip (the append is durable on return:
+        see ``appendfsync`` in :mod:`services.cluster`). With ``expected``, only if the journal holds
+        exactly that many entries now (:class:`JournalConflict` otherwise)."""
+        if expected is None:
+            pipe = self.redis.pipeline(transaction=True)  # both or neither: a notice always has its entry
+            pipe.rpush(self.key("g", game_id, "journal"), dumps(entry))
+            pipe.publish(self.channel(game_id), dumps(notice))
+            await pipe.execute()
+            return
+        done = await self._append(keys=[self.key("g", game_id, "journal"), self.channel(game_id)],
+                                  args=[dumps(entry), dumps(notice), expected])
+        if not int(done):
+            raise JournalConflict(f"the journal of {game_id} is not at {expected} entries")
 
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:
         raw = await self.redis.lrange(self.key("g", game_id, "journal"), 0, -1)

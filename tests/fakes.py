@@ -30,8 +30,14 @@ class MemoryJournal:
         self.summaries: dict[str, dict[str, Any]] = {}
         self.retired: dict[str, float] = {}  # game -> retention (s) it was retired with
 
-    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
-        self.journals.setdefault(game_id, []).append(json.dumps(entry))
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
+                                     expected: int | None = None) -> None:
+        from services.store import JournalConflict
+
+        journal = self.journals.setdefault(game_id, [])
+        if expected is not None and len(journal) != expected:
+            raise JournalConflict(game_id)
+        journal.append(json.dumps(entry))
         self.published.append((game_id, notice))
 
     async def journal_read(self, game_id: str) -> list[dict[str, Any]]:

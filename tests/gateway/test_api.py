@@ -42,8 +42,9 @@ class GatedStore(Store):
             self.reached.pop(method).set()
             await gate.wait()
 
-    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any]) -> None:
-        await super().journal_append_publish(game_id, entry, notice)
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
+                                     expected: int | None = None) -> None:
+        await super().journal_append_publish(game_id, entry, notice, expected)
         await self._gate("journal_append_publish")  # written and announced, not yet applied
 
     async def connected(self, game_id: str, seats: Any) -> set[int]:

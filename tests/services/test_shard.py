@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.cluster import RedisProcess
-from services.shard import ShardCore
+from services.shard import GameShard, ShardCore
 from services.store import Store
 from tests.fakes import FakeClock
 
@@ -70,3 +70,28 @@ async def test_restarted_shard_rearms_deadlines_from_redis(shard: tuple[ShardCor
     view = await again.view("g3", 0)
     assert view["round"] == 1 and view["players"][0]["submitted"] is False
     await again.stop()
+
+
+async def test_two_writers_of_one_game_never_both_append(shard: tuple[ShardCore, FakeClock]) -> None:
+    """A shard being killed may still finish a call while its restarted self serves the game: the
+    journal takes an entry only from a writer whose state ends where the journal does; the other one
+    reloads the game and tries again — no entry twice, every entry's position its version."""
+    core, clock = shard
+    await new_game(core, "g-fence")
+    other = ShardCore(core.name, Store(core.store.url, core.store.prefix), now_ms=clock)
+    try:
+        stale = await other.game("g-fence")  # loaded now; the first shard then writes on
+        first = await core.submit("g-fence", 0, {"random_placement": True}, 3, "k0", False)
+        assert stale.version == first["version"] - 1
+        wrapper = GameShard.__new__(GameShard)
+        wrapper.core = other
+        got = await wrapper.call("submit", "g-fence", 1, {"random_placement": True}, 3, "k1", False)
+        assert "ok" in got, got
+        journal = await core.store.journal_read("g-fence")
+        assert [(e["op"], e.get("seat"), e.get("key")) for e in journal[3:5]] == [("submit", 0, "k0"),
+                                                                              ("submit", 1, "k1")]
+        assert got["ok"]["version"] == 5, "the reloaded game wrote at the journal's end"
+        again = await wrapper.call("submit", "g-fence", 0, {"random_placement": True}, 3, "k0", False)
+        assert again == {"ok": {**first, "replayed": True}}, "the other writer's entry is known after the reload"
+    finally:
+        await other.store.close()

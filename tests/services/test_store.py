@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from services.cluster import NOT_DURABLE_WARNING, RedisProcess, start_fake_redis, start_redis
-from services.store import Store
+from services.store import JournalConflict, Store
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,14 @@ async def test_journal_is_kept_in_order(store: Store) -> None:
     for i in range(6):
         await store.journal_append_publish("g", {"op": "x", "i": i}, {"version": i + 1})
     assert [e["i"] for e in await store.journal_read("g")] == list(range(6))
+
+
+async def test_a_journal_append_naming_another_length_is_refused(store: Store) -> None:
+    await store.journal_append_publish("gj", {"op": "a"}, {"version": 1}, expected=0)
+    with pytest.raises(JournalConflict):
+        await store.journal_append_publish("gj", {"op": "b"}, {"version": 1}, expected=0)
+    await store.journal_append_publish("gj", {"op": "b"}, {"version": 2}, expected=1)
+    assert [e["op"] for e in await store.journal_read("gj")] == ["a", "b"]
 
 
 async def test_codes_are_claimed_once_and_secrets_resolve(store: Store) -> None:
