@@ -99,7 +99,7 @@ def client_command() -> str:
 async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_dir: Path) -> None:
     import uvicorn
 
-    from gateway.http import build_app
+    from gateway.http import build_app, uvicorn_config
 
     try:  # (from a thread that lives as long as the process: see services/cluster.py on PDEATHSIG)
         cluster = await asyncio.to_thread(start_embedded, shards=shards, data_dir=data_dir)
@@ -146,9 +146,8 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
         async def refresh() -> None:
             await state["metrics"].refresh()
 
-        web = uvicorn.Server(uvicorn.Config(build_app(health_report, refresh, lifespan, host=host),
-                                            host=host, port=http_port, log_level="warning", lifespan="on",
-                                            ws="wsproto"))
+        web = uvicorn.Server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host),
+                                            host=host, port=http_port))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

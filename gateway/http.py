@@ -15,6 +15,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from gateway import errors, web, webclient
 from gateway.api import PlayerAPI
@@ -22,6 +23,60 @@ from gateway.limits import PEER
 from gateway.mcp_door import McpDoor
 
 HEALTH_TIMEOUT_S = 3.0
+HEADER_TIMEOUT_S = 10.0  # a connection must send a request's headers within this
+IDLE_TIMEOUT_S = 30.0  # a kept-alive connection with no request in flight closes after this
+MAX_CONNECTIONS = 10_000  # beyond this many connections and tasks, uvicorn answers 503
+
+
+class GuardedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a header timeout: a connection (new, or kept alive between
+    requests) that does not complete a request's headers within ``header_timeout_s`` is closed —
+    uvicorn has only an idle timeout, so slow-header clients held connections for minutes. Upgraded
+    connections (WebSocket) are the WebSocket protocol's from then on and are left alone."""
+
+    header_timeout_s = HEADER_TIMEOUT_S
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._arm_header_timer()
+
+    def _arm_header_timer(self) -> None:
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._header_timeout)
+
+    def _waiting_for_headers(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def data_received(self, data: bytes) -> None:
+        if self._waiting_for_headers():
+            self._arm_header_timer()  # (uvicorn's idle timer stops at the first byte of a request)
+        super().data_received(data)
+        if not self._waiting_for_headers() and self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout(self) -> None:
+        self._header_timer = None
+        if self.transport.get_protocol() is self and self._waiting_for_headers() and not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        super().connection_lost(exc)
+
+
+def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 0,
+                   header_timeout_s: float = HEADER_TIMEOUT_S, idle_timeout_s: float = IDLE_TIMEOUT_S) -> Any:
+    """The one way the gateway's HTTP port is served: wsproto WebSockets, header and idle timeouts, a
+    bound on connections."""
+    import uvicorn
+
+    protocol = type("GuardedH11Timed", (GuardedH11,), {"header_timeout_s": header_timeout_s})
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="wsproto",
+                          http=protocol, timeout_keep_alive=int(idle_timeout_s), limit_concurrency=MAX_CONNECTIONS)
 
 
 class PeerAddress:
@@ -83,4 +138,4 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
     return app
 
 
-__all__ = ["build_app"]
+__all__ = ["build_app", "uvicorn_config"]

@@ -53,6 +53,9 @@ RAY_ENV = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     "RAY_AUTH_MODE": "disabled",
     "RAY_USAGE_STATS_ENABLED": "0",
+    # Task events (the dashboard's task table): every shard call is a task, and their events grew the
+    # GCS by ~40 MB a minute under continuous play (bench/soak.py). Nothing here reads them.
+    "RAY_task_events_report_interval_ms": "0",
 }
 
 

@@ -93,7 +93,7 @@ async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> As
 
     from gateway.api import ApiConfig, PlayerAPI
     from gateway.grpc_door import build_server
-    from gateway.http import build_app
+    from gateway.http import build_app, uvicorn_config
     from gateway.limits import Limits
     from gateway.router import ShardRouter
     from services.cluster import shard_names, start_shards
@@ -117,7 +117,7 @@ async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> As
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))  # bound and listening before uvicorn runs: no wait for readiness
     sock.listen(128)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", ws="wsproto"))
+    web = uvicorn.Server(uvicorn_config(app))
     web_task = asyncio.get_running_loop().create_task(web.serve(sockets=[sock]))
     yield Cluster(f"127.0.0.1:{port}", f"http://127.0.0.1:{sock.getsockname()[1]}", redis_server.url, prefix,
                   shard_names(SHARDS), handles, api)

@@ -129,7 +129,7 @@ async def doors(tight: PlayerAPI) -> AsyncIterator[Doors]:
     import uvicorn
 
     from gateway.grpc_door import build_server
-    from gateway.http import build_app
+    from gateway.http import build_app, uvicorn_config
 
     server, port = await build_server(tight, "127.0.0.1:0")
 
@@ -141,7 +141,7 @@ async def doors(tight: PlayerAPI) -> AsyncIterator[Doors]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", ws="wsproto"))
+    web = uvicorn.Server(uvicorn_config(app))
     task = asyncio.get_running_loop().create_task(web.serve(sockets=[sock]))
     yield Doors(f"127.0.0.1:{port}", f"http://127.0.0.1:{sock.getsockname()[1]}")
     web.should_exit = True
