@@ -36,7 +36,7 @@ class GuardedH11(H11Protocol):
 
     header_timeout_s = HEADER_TIMEOUT_S
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
         self._arm_header_timer()

@@ -50,8 +50,10 @@ def parse(raw: bytes | str | dict[str, Any], cls: type[Message]) -> Message:
     try:
         if isinstance(raw, dict):
             json_format.ParseDict(raw, msg)
-        else:
-            json_format.Parse(raw or b"{}", msg)
+        else:  # bytes decoded here: protobuf's Parse lets a UnicodeDecodeError out (an internal error)
+            json_format.Parse((raw.decode("utf-8") if isinstance(raw, bytes) else raw) or "{}", msg)
+    except UnicodeDecodeError:
+        raise InvalidOrder(f"not a valid {cls.DESCRIPTOR.name} in JSON: the body is not UTF-8", field="body") from None
     except json_format.ParseError as exc:
         raise InvalidOrder(f"not a valid {cls.DESCRIPTOR.name} in JSON: {exc}", field="body") from None
     return msg
@@ -101,16 +103,24 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
         api: PlayerAPI = ws.app.state.api
         await ws.accept()
         try:
-            first = await ws.receive_text()
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            first = message.get("text")
+            if first is None:  # a binary frame (receive_text would fail on it with a KeyError)
+                raise InvalidOrder("the first frame is a text frame holding a JSON object", field="body")
             if len(first) > MAX_BODY:
                 raise InvalidOrder("the first frame is too long", field="body")
             try:
                 hello = json.loads(first)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deep
                 raise InvalidOrder("the first frame is a JSON object", field="body") from None
             if not isinstance(hello, dict):
                 raise InvalidOrder("the first frame is a JSON object", field="body")
-            secret = bearer(hello.pop("authorization", None)) or bearer(ws.headers.get("authorization"))
+            authorization = hello.pop("authorization", None)
+            if authorization is not None and not isinstance(authorization, str):
+                raise InvalidOrder("authorization is a string: \"Bearer <secret>\"", field="authorization", rule="A3")
+            secret = bearer(authorization) or bearer(ws.headers.get("authorization"))
             req = parse(hello, game_pb2.WatchRequest)
             updates = await rpc.watch(api, req, secret)  # type: ignore[arg-type]
         except WebSocketDisconnect:
