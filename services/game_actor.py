@@ -483,8 +483,8 @@ class GameActor:
 
     def _check_key(self, seat: int, key: str, request: str) -> dict[str, Any] | None:
         """The first answer of a retried request (same key, same body), else None."""
-        if not isinstance(key, str) or len(key) > MAX_KEY_LEN:
-            raise InvalidOrder(f"at most {MAX_KEY_LEN} characters", field="idempotency_key", rule="A16")
+        if not isinstance(key, str) or len(key) > MAX_KEY_LEN or not key.isprintable():
+            raise InvalidOrder(f"at most {MAX_KEY_LEN} printable characters", field="idempotency_key", rule="A16")
         seen = self.keys.get((seat, key)) if key else None
         if seen is None:
             return None
