@@ -48,6 +48,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
@@ -75,6 +77,7 @@ def is_outage(exc: BaseException) -> bool:
 
 MAX_CONNECTIONS = int(os.environ.get("ARCHIPELAGO_REDIS_CONNECTIONS", "32"))  # per process
 POOL_TIMEOUT_S = 10.0
+RETRIES = 3  # after a lost connection: 50, 100, 200 ms, then the caller gets server/unavailable
 DAY_S = 24 * 3600
 
 
@@ -90,9 +93,14 @@ class Store:
         self.url = url
         self.prefix = prefix
         self.max_connections = max_connections
+        # Retried with backoff on a lost connection (a restarted Redis closes every pooled one): safe,
+        # since every write here is idempotent or fenced — a journal append names the length it
+        # expects, so a retry of one that was done is refused, never done twice.
+        retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), RETRIES)
         pool = aioredis.BlockingConnectionPool.from_url(  # named: operators see who holds what in CLIENT LIST
             url, decode_responses=True, max_connections=max_connections, timeout=POOL_TIMEOUT_S,
-            socket_connect_timeout=5.0, client_name=client_name)
+            socket_connect_timeout=5.0, client_name=client_name, retry=retry,
+            retry_on_error=[RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError])
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
         self.redis: Any = aioredis.Redis(connection_pool=pool)
         self._append: Any = self.redis.register_script(_APPEND)

@@ -133,3 +133,55 @@ async def test_health_turns_not_serving_while_redis_is_down_with_one_log_line_pe
     finally:
         await channel.close()
         await server.stop(grace=0)
+
+
+async def test_after_an_outage_presence_returns_by_heartbeat_and_streams_hear_again(
+        outage: tuple[PlayerAPI, RedisProcess, Path]) -> None:
+    """A17 presence is kept by the gateway's heartbeat, so it comes back after Redis lost it; the
+    pub/sub connection subscribes again, and an open Watch stream hears what happens next."""
+    import asyncio
+    import contextlib
+
+    api, proc, data = outage
+    made = await api.create(game="salvo", seats=2, nickname="ann", deadline_seconds=600)
+    joined = await api.join(code=made["code"], nickname="bob")
+    await api.start_game(made["secret"], made["game_id"])
+    gid = made["game_id"]
+    heard: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def watch() -> None:
+        async with contextlib.aclosing(await api.watch(made["secret"], gid, 0)) as stream:
+            async for u in stream:
+                await heard.put(u)
+
+    task = asyncio.get_running_loop().create_task(watch())
+    try:
+        async with asyncio.timeout(30):
+            while (await heard.get())["kind"] != "round_opened":
+                pass
+            assert await api.store.connected(gid, [0]) == {0}
+            port = int(proc.url.rsplit(":", 1)[1].split("/")[0])
+            proc.stop()
+            again = start_redis_server(data, port)  # back, with its data — but presence is gone:
+            await api.store.redis.delete(api.store.key("presence", gid))  # (as after a long outage)
+            try:
+                while await api.store.connected(gid, [0]) != {0}:  # the heartbeat (every 5 s) restores it
+                    await asyncio.sleep(0.1)
+                while True:  # the stream hears a chat sent after the outage
+                    try:
+                        await api.act(joined["secret"], gid, action={"chat": {"text": "back?"}})
+                        break
+                    except Exception as exc:  # the first calls may meet connections Redis closed
+                        assert errors.as_game_error(exc).code == "server/unavailable", exc
+                while True:
+                    u = await heard.get()
+                    if u["kind"] == "chat":
+                        assert u["chat"]["text"] == "back?"
+                        break
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                again.stop()
+    finally:
+        task.cancel()
