@@ -8,6 +8,7 @@ minutes:
     ARCHIPELAGO_LOBBY_TTL_S=60    lobbies never started expire after this   (--lobby-ttl-s)
     ARCHIPELAGO_RATE_LIMITS=off   no lobby rate limits: this is load        (--rate-limits)
     ARCHIPELAGO_EVICT_IDLE_S=60   shards drop idle games from memory        (--evict-idle-s)
+    ARCHIPELAGO_GATEWAY_CACHE=2000  entries per gateway cache               (--gateway-cache)
 
 Then it plays, from this process (asyncio, the gRPC client), for ``--minutes``:
 
@@ -762,7 +763,8 @@ def progress_line(elapsed: float, total: float, load: Load, s: dict[str, float] 
 
 async def soak(a: argparse.Namespace) -> int:
     env_extra = {"ARCHIPELAGO_RETENTION_S": str(a.retention_s), "ARCHIPELAGO_LOBBY_TTL_S": str(a.lobby_ttl_s),
-                 "ARCHIPELAGO_RATE_LIMITS": a.rate_limits, "ARCHIPELAGO_EVICT_IDLE_S": str(a.evict_idle_s)}
+                 "ARCHIPELAGO_RATE_LIMITS": a.rate_limits, "ARCHIPELAGO_EVICT_IDLE_S": str(a.evict_idle_s),
+                 "ARCHIPELAGO_GATEWAY_CACHE": str(a.gateway_cache)}
     for item in a.env:
         key, _, value = item.partition("=")
         env_extra[key] = value
@@ -945,6 +947,9 @@ def main() -> None:
     ap.add_argument("--lobby-ttl-s", type=float, default=60, help="ARCHIPELAGO_LOBBY_TTL_S for the server")
     ap.add_argument("--rate-limits", default="off", help="ARCHIPELAGO_RATE_LIMITS for the server")
     ap.add_argument("--evict-idle-s", type=float, default=60, help="ARCHIPELAGO_EVICT_IDLE_S for the server")
+    ap.add_argument("--gateway-cache", type=int, default=2000,
+                    help="ARCHIPELAGO_GATEWAY_CACHE for the server: entries per gateway cache (default 50,000 "
+                         "takes hours of play to fill; a small bound shows it levelling off within minutes)")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="more environment for the server (repeatable)")
     ap.add_argument("--threshold", type=float, default=0.10,

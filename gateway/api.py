@@ -28,6 +28,7 @@ import hashlib
 import hmac
 import itertools
 import logging
+import os
 import secrets
 import time
 from collections.abc import AsyncGenerator, Mapping
@@ -50,7 +51,8 @@ CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # A2: no 0/O/1/I
 PRESENCE_TTL_S = 20.0  # a stream whose gateway stops refreshing it counts as gone after this
 HEARTBEAT_S = 5.0
 SPEEDS = {"fast": 60.0, "slow": 8 * 3600.0}
-CACHE_SIZE = 200_000
+# Entries of each of the gateway's caches (secrets, game kinds, placements): about 250 bytes each.
+CACHE_SIZE = int(os.environ.get("ARCHIPELAGO_GATEWAY_CACHE", "50000"))
 # The largest request any door accepts (gRPC's receive limit, HTTP bodies, MCP): the biggest
 # legitimate one, an 8-player Archipelago player's orders or standing orders, is a few tens of KiB.
 MAX_REQUEST_BYTES = 256 * 1024

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ from services.store import Store
 log = logging.getLogger(__name__)
 
 RETRY_S = 60.0  # how long a call waits for a restarting shard
-PLACEMENT_CACHE = 200_000
+PLACEMENT_CACHE = int(os.environ.get("ARCHIPELAGO_GATEWAY_CACHE", "50000"))
 
 
 class Batcher:
