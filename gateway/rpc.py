@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 
 from archipelago.v1 import game_pb2, lobby_pb2
 from gateway import convert
-from gateway.api import PlayerAPI
+from gateway.api import MAX_AGENT_TOKENS, PlayerAPI
 
 Unary = Callable[[PlayerAPI, Message, str], Awaitable[Message]]
 
@@ -78,7 +78,8 @@ async def create_agent_token(api: PlayerAPI, req: game_pb2.CreateAgentTokenReque
 
 async def list_agent_tokens(api: PlayerAPI, req: game_pb2.ListAgentTokensRequest, secret: str) -> Message:
     tokens = await api.list_agent_tokens(secret, req.game_id)
-    return game_pb2.ListAgentTokensResponse(tokens=[game_pb2.AgentToken(**t) for t in tokens])
+    return game_pb2.ListAgentTokensResponse(tokens=[game_pb2.AgentToken(**t) for t in tokens],
+                                            max_tokens=MAX_AGENT_TOKENS)
 
 
 async def revoke_agent_token(api: PlayerAPI, req: game_pb2.RevokeAgentTokenRequest, secret: str) -> Message:

@@ -64,6 +64,7 @@ async def test_a90_only_the_players_secret_manages_tokens(connect: Connect) -> N
         err = await rpc_error(call)
         assert (err.status, err.field, err.rule) == ("PERMISSION_DENIED", "authorization", "A90")
     listed = await game.guest.list_agent_tokens(game.game_id)
+    assert listed.max_tokens == 5, "the limit is told, so a client need not know it"
     assert [(t.token_id, t.token) for t in listed.tokens] == [(made.token_id, "")]  # never the token again
     assert not (await game.host.list_agent_tokens(game.game_id)).tokens  # the host has none
 

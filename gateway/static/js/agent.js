@@ -7,7 +7,7 @@
 // storage), until the player hides it or leaves. The list is read when the panel is first seen and
 // after each change, not on every view.
 
-const MAX_TOKENS = 5; // live tokens per player (the server says so too: RESOURCE_EXHAUSTED)
+let MAX_TOKENS = 5; // live tokens per player, until ListAgentTokens says (its max_tokens)
 const MAX_LABEL = 40;
 
 export function agentPanel(ctx) {
@@ -167,6 +167,7 @@ export function agentPanel(ctx) {
     ctx.call('Game/ListAgentTokens', {}).then((resp) => {
       if (destroyed || mine !== loads) return;
       tokens = resp.tokens || [];
+      if (resp.max_tokens) MAX_TOKENS = resp.max_tokens;
       const known = tokens.find((x) => x.mcp_url);
       if (known) mcpUrl = known.mcp_url;
       draw();
