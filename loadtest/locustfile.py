@@ -1,0 +1,394 @@
+"""Locust users that behave like players (issue 12): they create or join games by code, start them,
+watch, submit the orders the engine's autopilot (Salvo) or random legal orders (Archipelago) choose
+from their own view, chat, disconnect and come back, until the game ends; then play another.
+
+Two kinds of player:
+
+* ``GrpcPlayer`` — the gRPC door (sync gRPC on gevent); every call is one row of locust's
+  statistics, named after its rpc (``grpc`` type); Watch updates count as ``Watch update``.
+* ``WebPlayer`` — the JSON door (``POST /v1/{Service}/{Rpc}``) and Watch on a WebSocket.
+
+Run against ``make run`` (gRPC on 50051, HTTP on 8080) or any gateway::
+
+    locust -f loadtest/locustfile.py --host http://127.0.0.1:8080 --grpc-address 127.0.0.1:50051
+    locust -f loadtest/locustfile.py --host http://127.0.0.1:8080 --grpc-address 127.0.0.1:50051 \\
+        --headless -u 200 -r 20 -t 2m --csv var/load --html var/load.html
+
+``--host`` is the gateway's HTTP address (web players), ``--grpc-address`` its gRPC one (by default
+the host's name on port 50051). ``--archipelago-share`` is the share of games that are
+Archipelago (default 0.2), ``--deadline`` the round deadline of the games created (default 30 s: a
+round closes early once every connected player is done). The gateway's per-address lobby limits
+are meant for people, not for one machine playing thousands: run the server with
+``ARCHIPELAGO_RATE_LIMITS=off`` (or raise ``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_OPEN_LOBBIES``).
+
+A refusal that is part of play is not a failure: a submission that lost the race with the round's
+close (ABORTED, stale version) or with the game's end (FAILED_PRECONDITION) is reported under its own
+name (``SubmitOrders (too late)``). Everything else that fails is a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+import gevent
+import grpc
+import grpc.experimental.gevent as grpc_gevent
+from gevent.event import Event
+from google.protobuf import json_format
+from locust import HttpUser, User, between, events, task
+from locust.env import Environment
+
+grpc_gevent.init_gevent()  # after locust's monkey patching, before any gRPC object
+
+from archipelago.v1 import archipelago_pb2, game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc  # noqa: E402
+from client.bot import choose_orders  # noqa: E402
+from client.views import orders_message  # noqa: E402
+
+T = TypeVar("T")
+LATE = {"ABORTED", "FAILED_PRECONDITION"}  # a submission that lost the race with the close or the end
+#: open lobbies of this locust process by kind: [code, seats still free]
+LOBBIES: dict[str, deque[list[Any]]] = {"salvo": deque(), "archipelago": deque()}
+
+
+@events.init_command_line_parser.add_listener  # type: ignore[untyped-decorator]
+def _arguments(parser: Any) -> None:
+    parser.add_argument("--grpc-address", default="", help="the gateway's gRPC address (host:port)")
+    parser.add_argument("--archipelago-share", type=float, default=0.2, help="share of Archipelago games")
+    parser.add_argument("--deadline", type=float, default=30.0, help="round deadline of created games (s)")
+
+
+def grpc_address(env: Environment) -> str:
+    given = str(getattr(env.parsed_options, "grpc_address", "") or "")
+    if given:
+        return given
+    host = urlparse(env.host or "http://127.0.0.1:8080").hostname or "127.0.0.1"
+    return f"{host}:50051"
+
+
+class Game:
+    """What one player of one game knows: its secret, the last update seen, and a wake-up event."""
+
+    def __init__(self, kind: str, game_id: str, secret: str, seat: int, seats: int) -> None:
+        self.kind, self.game_id, self.secret, self.seat, self.seats = kind, game_id, secret, seat, seats
+        self.seq = 0
+        self.joined = 1
+        self.started = False
+        self.over = False
+        self.wake = Event()
+        self.since = time.monotonic()
+        self.code = ""
+
+
+def pick_kind(env: Environment) -> str:
+    share = float(getattr(env.parsed_options, "archipelago_share", 0.2))
+    return "archipelago" if random.random() < share else "salvo"
+
+
+def deadline(env: Environment) -> float:
+    return float(getattr(env.parsed_options, "deadline", 30.0))
+
+
+LOBBY_WAIT_S = 10.0  # a host whose lobby has not filled by then starts with autopilot seats
+
+
+def withdraw(game: Game) -> None:
+    """The host's lobby leaves the list (it starts now)."""
+    for entry in list(LOBBIES[game.kind]):
+        if entry[0] == game.code:
+            LOBBIES[game.kind].remove(entry)
+
+
+def take_lobby(kind: str) -> str | None:
+    """A code of an open lobby of ``kind`` with a free seat (claims the seat), or None."""
+    lobbies = LOBBIES[kind]
+    while lobbies:
+        entry = lobbies[0]
+        entry[1] -= 1
+        if entry[1] <= 0:
+            lobbies.popleft()
+        return str(entry[0])
+    return None
+
+
+def on_update(game: Game, kind: str, seq: int, seat: int) -> None:
+    game.seq = max(game.seq, seq)
+    if kind == "joined":
+        game.joined = max(game.joined, seat + 1)
+    elif kind == "started":
+        game.started = True
+    elif kind == "game_over":
+        game.over = True
+    game.wake.set()
+
+
+def game_over(env: Environment, game: Game) -> None:
+    """One row per kind of game played to its end ("game" type), so a report shows games, not only calls."""
+    if game.over:
+        env.events.request.fire(request_type="game", name=f"{game.kind} over",  # type: ignore[no-untyped-call]
+                                response_time=0, response_length=0, exception=None, context={})
+
+
+class GrpcPlayer(User):
+    """A player on the gRPC door."""
+
+    wait_time = between(1, 3)
+    weight = 4
+
+    def on_start(self) -> None:
+        self.address = grpc_address(self.environment)
+        self.channel = grpc.insecure_channel(self.address)
+
+    def on_stop(self) -> None:
+        call = getattr(self, "_call", None)
+        if call is not None:
+            call.cancel()
+        self.channel.close()
+
+    def call(self, name: str, method: Callable[..., T], request: Any, *, late_ok: bool = False,
+             secret: str = "") -> T:
+        """One rpc, reported to locust's statistics under ``name``."""
+        metadata = (("authorization", f"Bearer {secret}"),) if secret else ()
+        start = time.perf_counter()
+        try:
+            result = method(request, metadata=metadata)
+        except grpc.RpcError as err:
+            code = err.code().name if hasattr(err, "code") else "UNKNOWN"
+            late = late_ok and code in LATE
+            self.environment.events.request.fire(
+                request_type="grpc", name=f"{name} (too late)" if late else name,
+                response_time=(time.perf_counter() - start) * 1000, response_length=0,
+                exception=None if late else err, context={})
+            raise
+        size = result.ByteSize() if hasattr(result, "ByteSize") else 0
+        self.environment.events.request.fire(request_type="grpc", name=name,
+                                             response_time=(time.perf_counter() - start) * 1000,
+                                             response_length=size, exception=None, context={})
+        return result
+
+    def stubs(self) -> tuple[Any, Any]:
+        lobby: Any = lobby_pb2_grpc.LobbyStub(self.channel)  # type: ignore[no-untyped-call]
+        game: Any = game_pb2_grpc.GameStub(self.channel)  # type: ignore[no-untyped-call]
+        return lobby, game
+
+    def follow(self, game: Game) -> None:
+        """The Watch stream (a greenlet): resumes from the last seq when the player comes back."""
+        _, stub = self.stubs()
+        call = stub.Watch(game_pb2.WatchRequest(game_id=game.game_id, after_seq=game.seq),
+                          metadata=(("authorization", f"Bearer {game.secret}"),))
+        self._call = call
+        try:
+            for u in call:
+                self.environment.events.request.fire(request_type="grpc", name="Watch update", response_time=0,
+                                                     response_length=u.ByteSize(), exception=None, context={})
+                on_update(game, u.kind, u.seq, u.seat)
+        except grpc.RpcError as err:
+            if err.code() != grpc.StatusCode.CANCELLED:
+                self.environment.events.request.fire(request_type="grpc", name="Watch", response_time=0,
+                                                     response_length=0, exception=err, context={})
+        finally:
+            game.wake.set()
+
+    @task
+    def play_a_game(self) -> None:
+        kind = pick_kind(self.environment)
+        lobby, _ = self.stubs()
+        seats = 2
+        code = take_lobby(kind)
+        joined = None
+        if code is not None:
+            try:  # the host may have started with autopilot seats meanwhile: too late, then make one
+                joined = self.call("JoinGame", lobby.JoinGame, lobby_pb2.JoinGameRequest(
+                    code=code, nickname=f"p{uuid.uuid4().hex[:8]}", request_id=uuid.uuid4().hex), late_ok=True)
+            except grpc.RpcError as err:
+                if err.code().name not in LATE:
+                    raise
+        if joined is not None:
+            game = Game(kind, joined.game_id, joined.secret, joined.seat, seats)
+        else:
+            options: dict[str, Any] = {}
+            if kind == "archipelago":
+                options["archipelago"] = archipelago_pb2.ArchipelagoOptions(max_rounds=6)
+            made = self.call("CreateGame", lobby.CreateGame, lobby_pb2.CreateGameRequest(
+                game=kind, seats=seats, nickname=f"h{uuid.uuid4().hex[:8]}",
+                deadline_seconds=deadline(self.environment), request_id=uuid.uuid4().hex, **options))
+            game = Game(kind, made.game_id, made.secret, 0, seats)
+            game.code = made.code
+            LOBBIES[kind].append([made.code, seats - 1])
+        watcher = gevent.spawn(self.follow, game)
+        try:
+            self.play(game)
+            game_over(self.environment, game)
+        finally:
+            call = getattr(self, "_call", None)
+            if call is not None:
+                call.cancel()
+            watcher.join(timeout=5)
+
+    def play(self, game: Game) -> None:
+        give_up = time.monotonic() + 600
+        while not game.over and time.monotonic() < give_up:
+            lobby, stub = self.stubs()  # (on the channel of the moment: the player may have reconnected)
+            game.wake.clear()
+            if not game.started:
+                waited = time.monotonic() - game.since
+                if game.seat == 0 and (game.joined >= game.seats or waited > LOBBY_WAIT_S):
+                    withdraw(game)
+                    start = lobby_pb2.StartGameRequest(game_id=game.game_id,
+                                                       fill_with_autopilot=game.joined < game.seats)
+                    try:
+                        self.call("StartGame", lobby.StartGame, start, secret=game.secret)
+                        game.started = True
+                    except grpc.RpcError:
+                        pass
+                game.wake.wait(timeout=2)
+                continue
+            view = self.call("GetView", stub.GetView, game_pb2.GetViewRequest(game_id=game.game_id),
+                             secret=game.secret)
+            if view.status == lobby_pb2.GAME_STATUS_OVER:
+                game.over = True
+                return
+            if view.expected:
+                orders = orders_message(view.game, choose_orders(view))
+                req = game_pb2.SubmitOrdersRequest(game_id=game.game_id, version=view.version,
+                                                   idempotency_key=f"r{view.round}")
+                getattr(req, view.game).CopyFrom(orders)
+                try:
+                    self.call("SubmitOrders", stub.SubmitOrders, req, late_ok=True, secret=game.secret)
+                except grpc.RpcError as err:
+                    if err.code().name not in LATE:
+                        raise
+                if random.random() < 0.05:
+                    with contextlib.suppress(grpc.RpcError):  # (the game may have ended meanwhile)
+                        chat = game_pb2.ActRequest(game_id=game.game_id, chat=game_pb2.ChatAction(text="gg"))
+                        self.call("Act (chat)", stub.Act, chat, late_ok=True, secret=game.secret)
+                if random.random() < 0.03:
+                    self.reconnect(game)
+                continue
+            game.wake.wait(timeout=max(5.0, deadline(self.environment)))
+
+    def reconnect(self, game: Game) -> None:
+        """Drop the connection (stream and channel), come back on a new one, resume from the last seq."""
+        call = getattr(self, "_call", None)
+        if call is not None:
+            call.cancel()
+        self.channel.close()
+        self.channel = grpc.insecure_channel(self.address)
+        gevent.spawn(self.follow, game)
+
+
+class WebPlayer(HttpUser):
+    """A player on the JSON door, with Watch on a WebSocket (``--host`` is the gateway's HTTP URL)."""
+
+    wait_time = between(1, 3)
+    weight = 1
+
+    def post(self, rpc: str, body: dict[str, Any], secret: str = "", *, late_ok: bool = False) -> dict[str, Any]:
+        headers = {"authorization": f"Bearer {secret}"} if secret else {}
+        with self.client.post(f"/v1/{rpc}", json=body, headers=headers, name=rpc, catch_response=True) as r:
+            if r.status_code == 200:
+                r.success()
+                return dict(r.json())
+            code = ""
+            try:
+                code = str(r.json()["error"]["status"])
+            except Exception:  # a body that is not the documented error: a failure below
+                pass
+            if late_ok and code in LATE:
+                r.success()
+                return {}
+            r.failure(f"{r.status_code} {r.text[:200]}")
+            raise RuntimeError(f"{rpc}: {r.status_code}")
+
+    def follow(self, game: Game) -> None:
+        from websockets.sync.client import connect
+
+        url = str(self.host).replace("http", "ws", 1) + "/v1/Game/Watch"
+        start = time.perf_counter()
+        try:
+            # (no keepalive pings: the server needs none, and 200 players on one core have better to do)
+            with connect(url, max_size=2**22, open_timeout=60, ping_interval=None) as ws:
+                self._ws = ws
+                ws.send(json.dumps({"game_id": game.game_id, "after_seq": str(game.seq),
+                                    "authorization": f"Bearer {game.secret}"}))
+                for raw in ws:
+                    u = json.loads(raw)
+                    if "error" in u:
+                        raise RuntimeError(str(u["error"]))
+                    self.environment.events.request.fire(request_type="ws", name="Watch update", response_time=0,
+                                                         response_length=len(raw), exception=None, context={})
+                    on_update(game, str(u.get("kind", "")), int(u.get("seq", 0)), int(u.get("seat", 0)))
+        except Exception as exc:  # every failure of the stream is reported
+            if not game.over and not getattr(self, "_closing", False):
+                self.environment.events.request.fire(request_type="ws", name="Watch",
+                                                     response_time=(time.perf_counter() - start) * 1000,
+                                                     response_length=0, exception=exc, context={})
+        finally:
+            game.wake.set()
+
+    @task
+    def play_a_game(self) -> None:
+        kind = pick_kind(self.environment)
+        code = take_lobby(kind)
+        joined: dict[str, Any] = {}
+        if code is not None:  # (empty when the host started meanwhile: then make one)
+            joined = self.post("Lobby/JoinGame", {"code": code, "nickname": f"w{uuid.uuid4().hex[:8]}"}, late_ok=True)
+        if joined:
+            game = Game(kind, joined["game_id"], joined["secret"], int(joined.get("seat", 0)), 2)
+        else:
+            body: dict[str, Any] = {"game": kind, "seats": 2, "nickname": f"w{uuid.uuid4().hex[:8]}",
+                                    "deadline_seconds": deadline(self.environment)}
+            if kind == "archipelago":
+                body["archipelago"] = {"max_rounds": 6}
+            made = self.post("Lobby/CreateGame", body)
+            game = Game(kind, made["game_id"], made["secret"], 0, 2)
+            game.code = made["code"]
+            LOBBIES[kind].append([made["code"], 1])
+        self._closing = False
+        watcher = gevent.spawn(self.follow, game)
+        try:
+            self.play(game)
+            game_over(self.environment, game)
+        finally:
+            self._closing = True
+            ws = getattr(self, "_ws", None)
+            if ws is not None:
+                ws.close()
+            watcher.join(timeout=5)
+
+    def play(self, game: Game) -> None:
+        give_up = time.monotonic() + 600
+        while not game.over and time.monotonic() < give_up:
+            game.wake.clear()
+            if not game.started:
+                waited = time.monotonic() - game.since
+                if game.seat == 0 and (game.joined >= game.seats or waited > LOBBY_WAIT_S):
+                    withdraw(game)
+                    try:
+                        self.post("Lobby/StartGame", {"game_id": game.game_id,
+                                                      "fill_with_autopilot": game.joined < game.seats}, game.secret)
+                        game.started = True
+                    except RuntimeError:
+                        pass
+                game.wake.wait(timeout=2)
+                continue
+            raw = self.post("Game/GetView", {"game_id": game.game_id}, game.secret)
+            view = json_format.ParseDict(raw, game_pb2.GetViewResponse(), ignore_unknown_fields=True)
+            if view.status == lobby_pb2.GAME_STATUS_OVER:
+                game.over = True
+                return
+            if view.expected:
+                orders = json_format.MessageToDict(orders_message(view.game, choose_orders(view)),
+                                                   preserving_proto_field_name=True)
+                self.post("Game/SubmitOrders", {"game_id": game.game_id, "version": str(view.version),
+                                                "idempotency_key": f"r{view.round}", view.game: orders},
+                          game.secret, late_ok=True)
+                continue
+            game.wake.wait(timeout=max(5.0, deadline(self.environment)))
