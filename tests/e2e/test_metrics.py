@@ -36,7 +36,9 @@ async def test_rounds_resolution_and_journal_metrics_per_shard(cluster: Cluster)
         return after.get(key, 0.0) - before.get(key, 0.0)
 
     assert delta("archipelago_rounds_closed_total", how="early") == 1
-    assert delta("archipelago_round_resolution_seconds_count") == 1
+    # (other tests' games may close rounds by their deadlines on this shard meanwhile: each is counted)
+    assert delta("archipelago_round_resolution_seconds_count") == 1 + delta("archipelago_rounds_closed_total",
+                                                                            how="deadline")
     assert delta("archipelago_journal_write_seconds_count") >= 5  # create, join, start, 2 submissions, close
     assert after[("archipelago_shard_games", (("shard", shard),))] >= 1
     assert {dict(k[1]).get("shard") for k in after} >= set(cluster.shards)
