@@ -30,7 +30,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from archipelago.v1 import game_pb2
-from engine.errors import GameError, InvalidOrder
+from engine.errors import GameError, InvalidOrder, NotFound
 from gateway import errors, rpc
 from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.grpc_door import LATENCY, REQUESTS
@@ -164,9 +164,31 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
     return endpoint
 
 
+async def _elsewhere(request: Request) -> Response:
+    """Every other request under /v1/ gets the JSON error body too: an unknown rpc is 404
+    ``lookup/not_found``; a known one with another method than POST is 405 (``Allow: POST``) with
+    the ``order/invalid`` body; Watch over plain HTTP is 400 (it is a WebSocket)."""
+    path = request.url.path
+    service, _, name = path[len("/v1/"):].partition("/")
+    known = rpc.UNARY.get(name)
+    if service == "Game" and name == "Watch":
+        err: GameError = InvalidOrder("Watch is a WebSocket at this path: open one (GET with Upgrade)",
+                                      field="method")
+    elif known is not None and known.service == service:
+        body = errors.to_dict(InvalidOrder(f"{service}/{name} takes POST, not {request.method}", field="method"))
+        body["http_status"] = 405
+        return JSONResponse({"error": body}, status_code=405, headers={"allow": "POST"})
+    else:
+        err = NotFound(f"no rpc {path[len('/v1/'):][:60]!r}: see the README's list", field="rpc")
+    body = errors.to_dict(err)
+    return JSONResponse({"error": body}, status_code=body["http_status"])
+
+
 def routes() -> list[Any]:
     """The door's routes; they use the player API in ``app.state.api`` (set by the app's lifespan)."""
     out: list[Any] = [Route(f"/v1/{r.service}/{r.name}", _unary(r), methods=["POST"])
                       for r in rpc.UNARY.values()]
     out.append(WebSocketRoute("/v1/Game/Watch", _watch()))
+    out.append(Route("/v1/{rest:path}", _elsewhere,
+                     methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]))
     return out

@@ -117,7 +117,13 @@ async def test_http_errors_are_json_with_the_status_of_the_table(cluster: Cluste
         r = await http.post("/v1/Game/GetView", json={"game_id": "x"})
         assert r.status_code == 401 and r.json()["error"]["field"] == "authorization"
         r = await http.get("/v1/Game/GetView")
-        assert r.status_code == 405
+        assert r.status_code == 405 and r.headers["allow"] == "POST"
+        assert (r.json()["error"]["code"], r.json()["error"]["field"]) == ("order/invalid", "method")
+        r = await http.post("/v1/Game/Nope", json={})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "lookup/not_found"
+        assert r.json()["error"]["field"] == "rpc"
+        r = await http.post("/v1/Game/Watch", json={})
+        assert r.status_code == 400 and r.json()["error"]["field"] == "method"
 
 
 async def test_websocket_takes_the_secret_in_its_first_frame_never_the_url(cluster: Cluster) -> None:
