@@ -191,9 +191,8 @@ export function createScreen(el, ctx) {
   const isCargo = (u) => u.carrier !== undefined && u.carrier !== null && u.carrier !== '';
   const posOf = (u) => (round === 0 && deployPos.has(u.id) ? deployPos.get(u.id) : asTile(u.tile));
 
-  // Round 0: the placements replayed as the server applies them (engine resolve._deploy): a unit
-  // goes to its tile; an own unit of the same domain standing there takes the unit's old tile.
-  function replayDeploy(list) {
+  // Where the units stand before any placement: unit id -> tile, and tile key -> unit id.
+  function startingLayout() {
     const pos = new Map();
     const at = new Map();
     for (const u of a.units) {
@@ -201,6 +200,13 @@ export function createScreen(el, ctx) {
       pos.set(u.id, asTile(u.tile));
       at.set(key(u.tile), u.id);
     }
+    return [pos, at];
+  }
+
+  // Round 0: the placements replayed as the server applies them (engine resolve._deploy): a unit
+  // goes to its tile; an own unit of the same domain standing there takes the unit's old tile.
+  function replayDeploy(list) {
+    const [pos, at] = startingLayout();
     for (const d of list) {
       const from = pos.get(d.unit);
       if (!from || sameTile(from, d.tile)) continue;
@@ -218,13 +224,7 @@ export function createScreen(el, ctx) {
   // on its final tile for good (whoever stood there moves to the unit's old tile).
   function canonicalDeploy(list) {
     const final = replayDeploy(list);
-    const pos = new Map();
-    const at = new Map();
-    for (const u of a.units) {
-      if (isCargo(u)) continue;
-      pos.set(u.id, asTile(u.tile));
-      at.set(key(u.tile), u.id);
-    }
+    const [pos, at] = startingLayout();
     const out = [];
     for (const u of a.units) {
       const want = final.get(u.id);
