@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 import gevent
+import gevent.pool
 import grpc
 import grpc.experimental.gevent as grpc_gevent
 from gevent.event import Event
@@ -145,11 +146,13 @@ class GrpcPlayer(User):
     def on_start(self) -> None:
         self.address = grpc_address(self.environment)
         self.channel = grpc.insecure_channel(self.address)
+        self.followers = gevent.pool.Group()  # this player's Watch greenlets: ended with it
 
     def on_stop(self) -> None:
         call = getattr(self, "_call", None)
         if call is not None:
             call.cancel()
+        self.followers.kill(timeout=2)
         self.channel.close()
 
     def call(self, name: str, method: Callable[..., T], request: Any, *, late_ok: bool = False,
@@ -222,7 +225,7 @@ class GrpcPlayer(User):
             game = Game(kind, made.game_id, made.secret, 0, seats)
             game.code = made.code
             LOBBIES[kind].append([made.code, seats - 1])
-        watcher = gevent.spawn(self.follow, game)
+        self.followers.spawn(self.follow, game)
         try:
             self.play(game)
             game_over(self.environment, game)
@@ -230,7 +233,7 @@ class GrpcPlayer(User):
             call = getattr(self, "_call", None)
             if call is not None:
                 call.cancel()
-            watcher.join(timeout=5)
+            self.followers.kill(timeout=5)
 
     def play(self, game: Game) -> None:
         give_up = time.monotonic() + 600
@@ -281,7 +284,7 @@ class GrpcPlayer(User):
             call.cancel()
         self.channel.close()
         self.channel = grpc.insecure_channel(self.address)
-        gevent.spawn(self.follow, game)
+        self.followers.spawn(self.follow, game)
 
 
 class WebPlayer(HttpUser):
@@ -361,7 +364,7 @@ class WebPlayer(HttpUser):
             ws = getattr(self, "_ws", None)
             if ws is not None:
                 ws.close()
-            watcher.join(timeout=5)
+            watcher.kill(timeout=5)
 
     def play(self, game: Game) -> None:
         give_up = time.monotonic() + 600
