@@ -233,7 +233,7 @@ class Store:
     async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
                           created_ms: int) -> None:
         pipe = self.redis.pipeline(transaction=False)
-        pipe.set(self.key("g", game_id, "summary"), dumps(summary))
+        pipe.set(self.key("g", game_id, "summary"), dumps(summary), keepttl=True)  # a retired game keeps its TTL
         if listed:
             pipe.zadd(self.key("open"), {game_id: created_ms})
         else:

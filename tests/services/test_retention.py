@@ -107,6 +107,8 @@ async def test_a_finished_game_is_compacted_and_reloads_from_its_archive(shard: 
     core.evict_idle(0)
     assert "fin1" not in core.games
     assert await core.view("fin1", 0) == before, "the finished game reloads from its archive"
+    assert 0 < await core.store.redis.ttl(core.store.key("g", "fin1", "summary")) <= RETENTION.retention_s, \
+        "reloading it re-published its summary without losing the summary's time to live"
     ttl = await core.store.redis.ttl(core.store.key("g", "fin1", "archive"))
     await core.store.retire("fin1", code="FINSH2", secret_hashes=["h0" * 32], retention_s=10_000)
     assert await core.store.redis.ttl(core.store.key("g", "fin1", "archive")) <= ttl, "a retry changes nothing"
