@@ -177,7 +177,8 @@ class Store:
         return None if value is None else str(value)
 
     async def put_secret(self, secret_hash: str, game_id: str, seat: int) -> None:
-        await self.redis.set(self.key("secret", secret_hash), dumps({"game": game_id, "seat": seat}))
+        # (KEEPTTL: a retried create or join of a retired game must not make its secret permanent)
+        await self.redis.set(self.key("secret", secret_hash), dumps({"game": game_id, "seat": seat}), keepttl=True)
 
     async def seat_of_secret(self, secret_hash: str) -> tuple[str, int] | None:
         raw = await self.redis.get(self.key("secret", secret_hash))
@@ -204,9 +205,16 @@ class Store:
                     pipe.set(self.key("agent", token_hash), dumps({"game": game_id, "seat": seat,
                                                                     "id": token_id}))
                     await pipe.execute()
-                    return True
+                    break
                 except WatchError:
                     continue
+        ttl = int(await self.redis.ttl(self.key("g", game_id, "summary")))
+        if ttl > 0:  # a token made for a finished game leaves with it
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.expire(listing, ttl)
+            pipe.expire(self.key("agent", token_hash), ttl)
+            await pipe.execute()
+        return True
 
     async def agent_tokens(self, game_id: str, seat: int) -> dict[str, dict[str, Any]]:
         raw = await self.redis.hgetall(self.key("agents", game_id, str(seat)))

@@ -52,6 +52,10 @@ async def test_a_finished_game_leaves_no_key_without_an_expiry(cluster: Cluster)
         assert await r.zscore(f"{p}open", game.game_id) is None
         for shard in cluster.shards:
             assert await r.zscore(f"{p}deadlines:{shard}", game.game_id) is None
+        late = await game.guest.create_agent_token(game.game_id, "after the end")
+        late_key = f"{p}agent:{hashlib.sha256(late.token.encode()).hexdigest()}"
+        assert 0 < await r.ttl(late_key) <= WEEK_S and 0 < await r.ttl(f"{p}agents:{game.game_id}:1") <= WEEK_S, \
+            "a token made after the end leaves with the game"
         again = await game.guest.view(game.game_id)
         assert again.status == lobby_pb2.GAME_STATUS_OVER and again.salvo.outcome.winners == [0]
     finally:
