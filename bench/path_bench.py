@@ -27,18 +27,21 @@ ray_environment()
 async def bench(seconds: float, games: int, concurrency: int, shards: int) -> dict[str, float]:
     from archipelago.v1 import salvo_pb2
     from client.grpc_client import Client
-    from gateway.api import PlayerAPI
+    from gateway.api import ApiConfig, PlayerAPI
     from gateway.grpc_door import build_server
+    from gateway.limits import Limits
     from gateway.router import ShardRouter
     from services.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="arch-bench-"))
-    redis = start_redis_server(tmp / "redis", durable=True)  # appendfsync everysec, as `serve` runs it
+    redis = start_redis_server(tmp / "redis", durable=True)  # appendfsync as `serve` runs it (always)
     init_ray(None, namespace="archipelago-bench", num_cpus=os.cpu_count() or 2,
              tmpdir=tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     handles = start_shards(shards, redis.url, namespace="archipelago-bench")  # keep: dropped handles kill actors
     store = Store(redis.url)
-    gw = PlayerAPI(store, ShardRouter(store, shard_names(shards), "archipelago-bench"))
+    # (the per-address lobby limits are for people: this bench creates hundreds of games from one address)
+    gw = PlayerAPI(store, ShardRouter(store, shard_names(shards), "archipelago-bench"),
+                   ApiConfig(limits=Limits.off()))
     await gw.start()
     server, port = await build_server(gw, "127.0.0.1:0")
     address = f"127.0.0.1:{port}"
