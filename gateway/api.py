@@ -28,7 +28,6 @@ import hashlib
 import hmac
 import itertools
 import logging
-import os
 import secrets
 import time
 from collections.abc import AsyncGenerator, Mapping
@@ -38,7 +37,7 @@ from typing import Any
 from prometheus_client import Gauge
 
 from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Throttled, Unauthenticated
-from gateway.cache import LRU
+from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.limits import PEER, Limiter, Limits
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
@@ -51,8 +50,6 @@ CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # A2: no 0/O/1/I
 PRESENCE_TTL_S = 20.0  # a stream whose gateway stops refreshing it counts as gone after this
 HEARTBEAT_S = 5.0
 SPEEDS = {"fast": 60.0, "slow": 8 * 3600.0}
-# Entries of each of the gateway's caches (secrets, game kinds, placements): about 250 bytes each.
-CACHE_SIZE = int(os.environ.get("ARCHIPELAGO_GATEWAY_CACHE", "50000"))
 # The largest request any door accepts (gRPC's receive limit, HTTP bodies, MCP): the biggest
 # legitimate one, an 8-player Archipelago player's orders or standing orders, is a few tens of KiB.
 MAX_REQUEST_BYTES = 256 * 1024
@@ -170,8 +167,8 @@ class PlayerAPI:
         self.config = config or ApiConfig()
         self.notices = Notices(store)
         self.presence = Presence(store)
-        self._secrets: LRU[str, Caller] = LRU(CACHE_SIZE)  # secrets never change seat
-        self._kinds: LRU[str, str] = LRU(CACHE_SIZE)  # games never change kind
+        self._secrets: LRU[str, Caller] = LRU(CACHE_ENTRIES)  # secrets never change seat
+        self._kinds: LRU[str, str] = LRU(CACHE_ENTRIES)  # games never change kind
         self._key: bytes | None = None
         self.presence.on_lease_end = self._gone
         self.limiter = Limiter(self.config.limits)
@@ -268,8 +265,8 @@ class PlayerAPI:
             shard, "create_game", game_id,
             {"kind": game, "config": config, "nickname": nickname, "secret_hash": hash_secret(secret),
              "public": public, "deadline_s": deadline, "code": code, "request": request})
-        if summary is None and (peer := PEER.get()) and self.limiter.open_lobby_cap():
-            await self.store.add_lobby(peer, game_id, self.config.retention.lobby_ttl_s)
+        if summary is None and self.limiter.open_lobby_cap():  # (a cap means a known address)
+            await self.store.add_lobby(PEER.get(), game_id, self.config.retention.lobby_ttl_s)
         return {"game_id": game_id, "code": made["code"], "secret": secret, "seat": 0,
                 "invite_link": f"{self.config.public_url}/join/{made['code']}"}
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from typing import Generic, TypeVar
+
+#: entries of each of the gateway's caches (secrets, game kinds, placements): ~250 bytes each
+CACHE_ENTRIES = int(os.environ.get("ARCHIPELAGO_GATEWAY_CACHE", "50000"))
 
 K = TypeVar("K")
 V = TypeVar("V")

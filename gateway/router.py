@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from typing import Any
 
 from engine.errors import NotFound, Unavailable
-from gateway.cache import LRU
+from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.errors import from_dict
 from services import tracing
 from services.placement import rendezvous
@@ -18,7 +17,6 @@ from services.store import Store
 log = logging.getLogger(__name__)
 
 RETRY_S = 60.0  # how long a call waits for a restarting shard
-PLACEMENT_CACHE = int(os.environ.get("ARCHIPELAGO_GATEWAY_CACHE", "50000"))
 
 
 class Batcher:
@@ -77,7 +75,7 @@ class ShardRouter:
         self.names = list(shard_names)
         self.namespace = namespace
         self._handles: dict[str, Any] = {}
-        self._placement: LRU[str, str] = LRU(PLACEMENT_CACHE)  # games never move while their shard lives
+        self._placement: LRU[str, str] = LRU(CACHE_ENTRIES)  # games never move while their shard lives
         self._batchers: dict[str, Batcher] = {}
 
     def handle(self, name: str) -> Any:

@@ -100,11 +100,14 @@ def deadline(env: Environment) -> float:
 LOBBY_WAIT_S = 10.0  # a host whose lobby has not filled by then starts with autopilot seats
 
 
-def withdraw(game: Game) -> None:
-    """The host's lobby leaves the list (it starts now)."""
+def time_to_start(game: Game) -> bool:
+    """The host starts once every seat is taken or after ``LOBBY_WAIT_S``; its lobby then leaves the list."""
+    if game.seat != 0 or (game.joined < game.seats and time.monotonic() - game.since <= LOBBY_WAIT_S):
+        return False
     for entry in list(LOBBIES[game.kind]):
         if entry[0] == game.code:
             LOBBIES[game.kind].remove(entry)
+    return True
 
 
 def take_lobby(kind: str) -> str | None:
@@ -241,9 +244,7 @@ class GrpcPlayer(User):
             lobby, stub = self.stubs()  # (on the channel of the moment: the player may have reconnected)
             game.wake.clear()
             if not game.started:
-                waited = time.monotonic() - game.since
-                if game.seat == 0 and (game.joined >= game.seats or waited > LOBBY_WAIT_S):
-                    withdraw(game)
+                if time_to_start(game):
                     start = lobby_pb2.StartGameRequest(game_id=game.game_id,
                                                        fill_with_autopilot=game.joined < game.seats)
                     try:
@@ -371,9 +372,7 @@ class WebPlayer(HttpUser):
         while not game.over and time.monotonic() < give_up:
             game.wake.clear()
             if not game.started:
-                waited = time.monotonic() - game.since
-                if game.seat == 0 and (game.joined >= game.seats or waited > LOBBY_WAIT_S):
-                    withdraw(game)
+                if time_to_start(game):
                     try:
                         self.post("Lobby/StartGame", {"game_id": game.game_id,
                                                       "fill_with_autopilot": game.joined < game.seats}, game.secret)

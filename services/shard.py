@@ -17,8 +17,8 @@ import contextlib
 import heapq
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from engine.errors import NotFound
 from services import tracing
@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 EVICT_IDLE_MS = int(float(os.environ.get("ARCHIPELAGO_EVICT_IDLE_S", "600")) * 1000)  # memory is a cache
 EVICT_EVERY_MS = 60_000
+T = TypeVar("T")
 
 
 class ShardCore:
@@ -161,21 +162,30 @@ class ShardCore:
         """Close every round whose deadline passed; returns how many closed."""
         fired = 0
         for game_id in self.due():
-            for _attempt in range(2):  # a journal conflict: once more, on the game reloaded
-                try:
-                    async with self.using(game_id) as actor:
-                        if await actor.deadline_passed():
-                            fired += 1
-                        elif actor.deadline_ms is not None and game_id not in self._deadline:
-                            self._arm(game_id, actor.deadline_ms)
-                    break
-                except JournalConflict:
-                    continue
-                except Exception:
-                    log.exception("deadline of %s failed", game_id)
-                    break
+            try:
+                if await self.reloading(self._deadline_of, game_id):
+                    fired += 1
+            except Exception:
+                log.exception("deadline of %s failed", game_id)
         self.deadlines_fired += fired
         return fired
+
+    async def _deadline_of(self, game_id: str) -> bool:
+        async with self.using(game_id) as actor:
+            if await actor.deadline_passed():
+                return True
+            if actor.deadline_ms is not None and game_id not in self._deadline:
+                self._arm(game_id, actor.deadline_ms)
+            return False
+
+    async def reloading(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, once more if a journal conflict dropped its game (:meth:`using`): the entry
+        that conflicted was not written, and what the call wrote before it is in the journal the game
+        reloads from (its idempotency key makes that part idempotent)."""
+        try:
+            return await fn(*args, **kwargs)
+        except JournalConflict:
+            return await fn(*args, **kwargs)
 
     async def _timer_loop(self) -> None:
         while True:
@@ -318,11 +328,7 @@ class GameShard:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""
         await self.core.start()
         try:
-            try:
-                result = await getattr(self.core, method)(*args, **kwargs)
-            except JournalConflict:  # its entry was not written: once more, on the game reloaded
-                # (what the call wrote before the conflict is in the journal; its key makes that idempotent)
-                result = await getattr(self.core, method)(*args, **kwargs)
+            result = await self.core.reloading(getattr(self.core, method), *args, **kwargs)
         except Exception as exc:
             err = error_dict(exc)
             if err["type"] == "Internal":

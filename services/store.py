@@ -78,7 +78,6 @@ def is_outage(exc: BaseException) -> bool:
 MAX_CONNECTIONS = int(os.environ.get("ARCHIPELAGO_REDIS_CONNECTIONS", "32"))  # per process
 POOL_TIMEOUT_S = 10.0
 RETRIES = 3  # after a lost connection: 50, 100, 200 ms, then the caller gets server/unavailable
-DAY_S = 24 * 3600
 
 
 def dumps(obj: Any) -> str:
@@ -92,7 +91,6 @@ class Store:
                  client_name: str = "archipelago") -> None:
         self.url = url
         self.prefix = prefix
-        self.max_connections = max_connections
         # Retried with backoff on a lost connection (a restarted Redis closes every pooled one): safe,
         # since every write here is idempotent or fenced — a journal append names the length it
         # expects, so a retry of one that was done is refused, never done twice.
@@ -119,16 +117,10 @@ class Store:
 
     # --- journal -------------------------------------------------------------------------------
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
-                                     expected: int | None = None) -> None:
-        """Append one entry and publish a notice in one round trip (the append is durable on return:
-        see ``appendfsync`` in :mod:`services.cluster`). With ``expected``, only if the journal holds
-        exactly that many entries now (:class:`JournalConflict` otherwise)."""
-        if expected is None:
-            pipe = self.redis.pipeline(transaction=True)  # both or neither: a notice always has its entry
-            pipe.rpush(self.key("g", game_id, "journal"), dumps(entry))
-            pipe.publish(self.channel(game_id), dumps(notice))
-            await pipe.execute()
-            return
+                                     expected: int) -> None:
+        """Append one entry and publish a notice in one round trip, both or neither, only if the journal
+        holds exactly ``expected`` entries now (:class:`JournalConflict` otherwise). The append is
+        durable on return: see ``appendfsync`` in :mod:`services.cluster`."""
         done = await self._append(keys=[self.key("g", game_id, "journal"), self.channel(game_id)],
                                   args=[dumps(entry), dumps(notice), expected])
         if not int(done):

@@ -31,11 +31,11 @@ class MemoryJournal:
         self.retired: dict[str, float] = {}  # game -> retention (s) it was retired with
 
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
-                                     expected: int | None = None) -> None:
+                                     expected: int) -> None:
         from services.store import JournalConflict
 
         journal = self.journals.setdefault(game_id, [])
-        if expected is not None and len(journal) != expected:
+        if len(journal) != expected:
             raise JournalConflict(game_id)
         journal.append(json.dumps(entry))
         self.published.append((game_id, notice))

@@ -11,6 +11,7 @@ from typing import Any
 from archipelago.v1 import game_pb2, salvo_pb2
 from client.base import BaseClient
 from client.errors import ApiError
+from engine.base import Event
 
 WAIT_S = 60.0
 
@@ -112,6 +113,26 @@ async def connected(client: BaseClient, game_id: str) -> AsyncIterator[asyncio.T
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, ApiError):
             await task
+
+
+def replay_journal(engine: Any, journal: list[dict[str, Any]]
+                   ) -> tuple[dict[int, tuple[Any, list[Event]]], dict[int, list[Event]]]:
+    """A game's journal replayed by the engine alone: at every version the state and the last round's
+    events, and the events each entry (an action, a close) produced."""
+    states: dict[int, tuple[Any, list[Event]]] = {}
+    produced: dict[int, list[Event]] = {}
+    state: Any = None
+    last: list[Event] = []
+    for version, e in enumerate(journal, start=1):
+        if e["op"] == "start":
+            state = engine.new_game(journal[0]["config"], int(journal[0]["seed"]))
+        elif e["op"] == "act":
+            state, produced[version] = engine.act(state, int(e["seat"]), e["action"])
+        elif e["op"] == "close":
+            state, last = engine.resolve(state, {int(k): o for k, o in e["orders"].items()})
+            produced[version] = last
+        states[version] = (state, last)
+    return states, produced
 
 
 async def rpc_error(coro: Any) -> ApiError:

@@ -31,9 +31,8 @@ from client.bot import choose_orders
 from client.errors import ApiError
 from client.views import orders_message
 from engine import get_game
-from engine.base import Event
 from tests.conftest import Cluster
-from tests.e2e.helpers import wait_update
+from tests.e2e.helpers import replay_journal, wait_update
 from tests.engine.archipelago.randplay import check_view
 
 pytestmark = pytest.mark.e2e
@@ -109,19 +108,7 @@ async def test_a80_a85_no_message_holds_a_hidden_fact(cluster: Cluster) -> None:
 
     # the engine alone replays the journal: the state and the last round's events at every version
     journal = await cluster.api.store.journal_read(gid)
-    states: dict[int, tuple[Any, list[Event]]] = {}
-    produced: dict[int, list[Event]] = {}  # version -> events of that journal entry
-    state: Any = None
-    last_events: list[Event] = []
-    for version, e in enumerate(journal, start=1):
-        if e["op"] == "start":
-            state = GAME.new_game(journal[0]["config"], int(journal[0]["seed"]))
-        elif e["op"] == "act":
-            state, produced[version] = GAME.act(state, int(e["seat"]), e["action"])
-        elif e["op"] == "close":
-            state, last_events = GAME.resolve(state, {int(k): o for k, o in e["orders"].items()})
-            produced[version] = last_events
-        states[version] = (state, last_events)
+    states, produced = replay_journal(GAME, journal)  # produced: version -> events of that journal entry
 
     checked = 0
     for s in seats:

@@ -73,10 +73,9 @@ from client.grpc_client import Client as GrpcClient
 from client.views import orders_message
 from client.web_client import WebClient
 from engine import get_game
-from engine.base import Event
 from gateway.metrics import ShardCollector
 from tests.conftest import Cluster
-from tests.e2e.helpers import WAIT_S, rpc_error
+from tests.e2e.helpers import WAIT_S, replay_journal, rpc_error
 from tests.engine.archipelago.randplay import check_view
 
 pytestmark = pytest.mark.e2e
@@ -577,19 +576,7 @@ def check_salvo(received: list[Received], game_id: str, journal: list[dict[str, 
 
 def check_archipelago(cap: Capture, played: Played, journal: list[dict[str, Any]]) -> int:
     """A80–A85, as test_archipelago_secrets checks them, on this shorter game."""
-    states: dict[int, tuple[Any, list[Event]]] = {}
-    produced: dict[int, list[Event]] = {}
-    state: Any = None
-    last: list[Event] = []
-    for version, e in enumerate(journal, start=1):
-        if e["op"] == "start":
-            state = ARCHIPELAGO.new_game(journal[0]["config"], int(journal[0]["seed"]))
-        elif e["op"] == "act":
-            state, produced[version] = ARCHIPELAGO.act(state, int(e["seat"]), e["action"])
-        elif e["op"] == "close":
-            state, last = ARCHIPELAGO.resolve(state, {int(k): o for k, o in e["orders"].items()})
-            produced[version] = last
-        states[version] = (state, last)
+    states, produced = replay_journal(ARCHIPELAGO, journal)
     checked = 0
     for seat in (0, 1):
         who = f"archipelago/{seat}"

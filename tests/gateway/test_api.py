@@ -43,7 +43,7 @@ class GatedStore(Store):
             await gate.wait()
 
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
-                                     expected: int | None = None) -> None:
+                                     expected: int) -> None:
         await super().journal_append_publish(game_id, entry, notice, expected)
         await self._gate("journal_append_publish")  # written and announced, not yet applied
 

@@ -34,7 +34,7 @@ async def store(request: pytest.FixtureRequest, redis_server: RedisProcess,
 
 async def test_journal_is_kept_in_order(store: Store) -> None:
     for i in range(6):
-        await store.journal_append_publish("g", {"op": "x", "i": i}, {"version": i + 1})
+        await store.journal_append_publish("g", {"op": "x", "i": i}, {"version": i + 1}, expected=i)
     assert [e["i"] for e in await store.journal_read("g")] == list(range(6))
 
 
