@@ -20,6 +20,9 @@ RESOLUTION = Histogram("archipelago_round_resolution_seconds", "Time to resolve 
                        registry=REGISTRY, buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5))
 JOURNAL = Histogram("archipelago_journal_write_seconds", "Time to journal an entry in Redis",
                     registry=REGISTRY, buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5))
+DEADLINE_LATENESS = Histogram(
+    "archipelago_deadline_lateness_seconds", "How long after its deadline a round was closed (journaled)",
+    registry=REGISTRY, buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0))
 AUTOPILOT = Histogram("archipelago_autopilot_seconds", "Time the autopilot takes for one absent player",
                       registry=REGISTRY, buckets=(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1))
 

@@ -95,3 +95,40 @@ async def test_two_writers_of_one_game_never_both_append(shard: tuple[ShardCore,
         assert again == {"ok": {**first, "replayed": True}}, "the other writer's entry is known after the reload"
     finally:
         await other.store.close()
+
+
+async def test_s9_deadlines_due_together_close_concurrently_and_their_lateness_is_measured(
+        shard: tuple[ShardCore, FakeClock], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many rounds due at one moment close side by side (up to FIRE_AT_ONCE), not one journal write
+    after the other; each closing records how late it was in archipelago_deadline_lateness_seconds."""
+    from services import metrics
+
+    core, clock = shard
+    for i in range(6):
+        await new_game(core, f"gd{i}")
+    in_flight = peak = 0
+    original = core._deadline_of
+
+    async def watched(game_id: str) -> bool:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            return await original(game_id)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(core, "_deadline_of", watched)
+    before = metrics.value(metrics.snapshot(), "archipelago_deadline_lateness_seconds_count")
+    le1_before = metrics.value(metrics.snapshot(), "archipelago_deadline_lateness_seconds_bucket", le="1.0")
+    late_before = metrics.value(metrics.snapshot(), "archipelago_deadline_lateness_seconds_bucket", le="2.5")
+    clock.advance(32)  # 2 s after the deadline
+    assert await core.fire_due() == 6
+    assert peak == 6, "the six rounds closed side by side"
+    after = metrics.snapshot()
+    assert metrics.value(after, "archipelago_deadline_lateness_seconds_count") == before + 6
+    assert metrics.value(after, "archipelago_deadline_lateness_seconds_bucket", le="1.0") == le1_before, \
+        "2 s late: not within 1 s"
+    assert metrics.value(after, "archipelago_deadline_lateness_seconds_bucket", le="2.5") == late_before + 6
+    for i in range(6):
+        assert (await core.view(f"gd{i}", 0))["round"] == 1
