@@ -168,8 +168,12 @@ def _serve(args: argparse.Namespace) -> int:
     grpc_port = args.grpc_port or int(os.environ.get("ARCHIPELAGO_GRPC_PORT") or DEFAULT_GRPC_PORT)
     http_port = args.http_port or int(os.environ.get("ARCHIPELAGO_HTTP_PORT") or "8080")
     shards = args.shards or int(os.environ.get("ARCHIPELAGO_SHARDS") or "2")
+    gateways = args.gateways or int(os.environ.get("ARCHIPELAGO_GATEWAYS") or "1")
+    if gateways < 1:
+        print("error: --gateways must be at least 1", file=sys.stderr)
+        return 2
     asyncio.run(serve(host=args.host, grpc_port=grpc_port, http_port=http_port, shards=shards,
-                      data_dir=Path(args.data_dir)))
+                      data_dir=Path(args.data_dir), gateways=gateways))
     return 0
 
 
@@ -186,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--http-port", type=int, default=0, help="HTTP port (env ARCHIPELAGO_HTTP_PORT, 8080)")
     s.add_argument("--host", default=os.environ.get("ARCHIPELAGO_HOST", "127.0.0.1"))
     s.add_argument("--shards", type=int, default=0, help="GameShard actors (env ARCHIPELAGO_SHARDS, 2)")
+    s.add_argument("--gateways", type=int, default=0,
+                   help="gateway processes sharing the two ports (SO_REUSEPORT; env ARCHIPELAGO_GATEWAYS, 1)")
     s.add_argument("--data-dir", default=os.environ.get("ARCHIPELAGO_DATA_DIR", "var"))
     s.set_defaults(fn=_serve)
 

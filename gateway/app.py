@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,68 +100,192 @@ def client_command() -> str:
     return "archipelago"
 
 
-async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_dir: Path) -> None:
+def listen_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    """The HTTP port's listening socket; with ``reuse_port`` several gateway processes share it (the
+    kernel spreads connections over them)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(False)
+    return sock
+
+
+class Gateways:
+    """The extra gateway processes of ``serve --gateways N``: each joins the Ray cluster as a driver,
+    opens its own Redis connections and serves the same gRPC and HTTP ports (SO_REUSEPORT). They die
+    with this process (PDEATHSIG); one that exits alone is started again, at most 5 times a minute."""
+
+    def __init__(self, count: int, env: dict[str, str]) -> None:
+        self.count = count
+        self.env = env
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._starts: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def _start_one(self) -> subprocess.Popen[bytes]:
+        from services.cluster import spawn
+
+        self._starts = [t for t in self._starts if time.monotonic() - t < 60] + [time.monotonic()]
+        return spawn([sys.executable, "-m", "gateway.app"], env=self.env, quiet=False)
+
+    def start(self) -> None:
+        self.procs = [self._start_one() for _ in range(self.count)]
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            for i, proc in enumerate(self.procs):
+                if proc.poll() is None:
+                    continue
+                if len(self._starts) >= 5 and time.monotonic() - self._starts[-5] < 60:
+                    continue  # restarting too often: leave it down (logged once below)
+                log.warning("gateway process %d exited (code %s): starting it again", proc.pid, proc.returncode)
+                self.procs[i] = self._start_one()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        for proc in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                await asyncio.to_thread(proc.wait, 10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                await asyncio.to_thread(proc.wait)
+
+
+async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port: int, reuse_port: bool,
+                      announce: Callable[[int, int], None] | None = None,
+                      on_ready: Callable[[int, int], Awaitable[None]] | None = None) -> None:
+    """One gateway process: the player API, the gRPC server and the HTTP app, until SIGINT / SIGTERM.
+    ``announce(grpc_port, http_port)`` prints where to connect; ``on_ready`` runs once both listen."""
     import uvicorn
 
     from gateway.http import build_app, uvicorn_config
 
+    if tracing.setup("archipelago-gateway"):
+        tracing.instrument_grpc_server()
+    http_sock = listen_socket(host, http_port, reuse_port=reuse_port)
+    http_port = http_sock.getsockname()[1]
+    public_url = os.environ.get("ARCHIPELAGO_PUBLIC_URL") or f"http://{host}:{http_port}"
+    state: dict[str, Any] = {}
+    ready_event = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        api = await start_api(cluster, public_url)
+        health_servicer = health.aio.HealthServicer()
+        server, port = await build_server(api, f"{host}:{grpc_port}", health_servicer, reuse_port=reuse_port)
+        ready = Readiness(health_servicer)
+        state["ready"], state["grpc_port"] = ready, port
+        monitor = asyncio.get_running_loop().create_task(_monitor(api, ready))
+        shard_metrics = ShardCollector(api.router)
+        REGISTRY.register(shard_metrics)
+        state["api"], state["metrics"] = api, shard_metrics
+        app.state.api = api
+        if announce is not None:
+            announce(port, http_port)
+        ready_event.set()
+        try:
+            yield
+        finally:
+            monitor.cancel()
+            await server.stop(grace=2)
+            REGISTRY.unregister(shard_metrics)
+            await api.stop()
+
+    async def health_report() -> dict[str, Any]:
+        if not state["ready"].redis_ok:
+            raise Unavailable("Redis does not answer")
+        return {"gateway": {"pid": os.getpid()}, "shards": await state["api"].router.ping_all()}
+
+    async def refresh() -> None:
+        await state["metrics"].refresh()
+
+    web = uvicorn.Server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host),
+                                        host=host, port=http_port))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    web_task = loop.create_task(web.serve(sockets=[http_sock]))
+    stopper = loop.create_task(stop.wait())
+    readied = loop.create_task(ready_event.wait())
+    await asyncio.wait({web_task, stopper, readied}, return_when=asyncio.FIRST_COMPLETED)
+    if readied.done() and not web_task.done() and on_ready is not None:
+        await on_ready(state["grpc_port"], http_port)
+    await asyncio.wait({web_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    web.should_exit = True
+    await web_task
+    stopper.cancel()
+    readied.cancel()
+    http_sock.close()
+
+
+async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_dir: Path,
+                gateways: int = 1) -> None:
     try:  # (from a thread that lives as long as the process: see services/cluster.py on PDEATHSIG)
         cluster = await asyncio.to_thread(start_embedded, shards=shards, data_dir=data_dir)
     except DataDirInUse as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
+    extra: Gateways | None = None
+
+    def announce(port: int, web_port: int) -> None:
+        public_url = os.environ.get("ARCHIPELAGO_PUBLIC_URL") or f"http://{host}:{web_port}"
+        print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
+        print(f"HTTP  listening on http://{host}:{web_port}  (JSON API /v1/…, WebSocket /v1/Game/Watch, "
+              "MCP /mcp, /healthz, /metrics)", flush=True)
+        if gateways > 1:
+            print(f"gateways: {gateways} processes share both ports (SO_REUSEPORT)", flush=True)
+        print(f"play: {public_url}/  (in a browser)", flush=True)
+        print(f"try:  {client_command()} create salvo --server {host}:{port}", flush=True)
+
+    async def start_others(port: int, web_port: int) -> None:
+        nonlocal extra
+        if gateways > 1:
+            import ray
+
+            env = dict(os.environ, RAY_ADDRESS=ray.get_runtime_context().gcs_address,
+                       REDIS_URL=cluster.redis_url, ARCHIPELAGO_GATEWAY_PORTS=f"{host},{port},{web_port}",
+                       ARCHIPELAGO_GATEWAY_CLUSTER=json.dumps([cluster.shards, cluster.namespace, cluster.prefix]))
+            extra = Gateways(gateways - 1, env)
+            extra.start()
+
     try:
-        if tracing.setup("archipelago-gateway"):
-            tracing.instrument_grpc_server()
-        public_url = os.environ.get("ARCHIPELAGO_PUBLIC_URL") or f"http://{host}:{http_port}"
-        state: dict[str, Any] = {}
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            api = await start_api(cluster, public_url)
-            health_servicer = health.aio.HealthServicer()
-            server, port = await build_server(api, f"{host}:{grpc_port}", health_servicer)
-            ready = Readiness(health_servicer)
-            state["ready"] = ready
-            monitor = asyncio.get_running_loop().create_task(_monitor(api, ready))
-            shard_metrics = ShardCollector(api.router)
-            REGISTRY.register(shard_metrics)
-            state["api"], state["metrics"] = api, shard_metrics
-            app.state.api = api
-            print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
-            print(f"HTTP  listening on http://{host}:{http_port}  (JSON API /v1/…, WebSocket /v1/Game/Watch, "
-                  "MCP /mcp, /healthz, /metrics)", flush=True)
-            print(f"play: {public_url}/  (in a browser)", flush=True)
-            print(f"try:  {client_command()} create salvo --server {host}:{port}", flush=True)
-            try:
-                yield
-            finally:
-                print("shutting down", flush=True)
-                monitor.cancel()
-                await server.stop(grace=2)
-                REGISTRY.unregister(shard_metrics)
-                await api.stop()
-
-        async def health_report() -> dict[str, Any]:
-            if not state["ready"].redis_ok:
-                raise Unavailable("Redis does not answer")
-            return {"shards": await state["api"].router.ping_all()}
-
-        async def refresh() -> None:
-            await state["metrics"].refresh()
-
-        web = uvicorn.Server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host),
-                                            host=host, port=http_port))
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
-        web_task = loop.create_task(web.serve())
-        stopper = loop.create_task(stop.wait())
-        await asyncio.wait({web_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        web.should_exit = True
-        await web_task
-        stopper.cancel()
+        await run_gateway(cluster, host=host, grpc_port=grpc_port, http_port=http_port, reuse_port=gateways > 1,
+                          announce=announce, on_ready=start_others)
     finally:
+        print("shutting down", flush=True)
+        if extra is not None:
+            await extra.stop()
         await asyncio.to_thread(cluster.stop)
+
+
+async def _extra_gateway() -> None:
+    """An extra gateway process of ``serve --gateways N`` (started by :class:`Gateways`)."""
+    from services.cluster import init_ray
+
+    host, grpc_port, http_port = os.environ["ARCHIPELAGO_GATEWAY_PORTS"].split(",")
+    shards, namespace, prefix = json.loads(os.environ["ARCHIPELAGO_GATEWAY_CLUSTER"])
+    cluster = Embedded(redis_url=os.environ["REDIS_URL"], shards=shards, namespace=namespace, prefix=prefix)
+    await asyncio.to_thread(init_ray, os.environ["RAY_ADDRESS"], namespace=namespace)
+    try:
+        await run_gateway(cluster, host=host, grpc_port=int(grpc_port), http_port=int(http_port), reuse_port=True)
+    finally:
+        import ray
+
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s gateway[%(process)d] %(levelname)s %(message)s")
+    asyncio.run(_extra_gateway())

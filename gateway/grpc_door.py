@@ -141,11 +141,13 @@ async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool)
         await health_servicer.set(name, status)
 
 
-async def build_server(api: PlayerAPI, address: str,
-                       health_servicer: health.aio.HealthServicer | None = None) -> tuple[grpc.aio.Server, int]:
+async def build_server(api: PlayerAPI, address: str, health_servicer: health.aio.HealthServicer | None = None,
+                       *, reuse_port: bool = False) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``; pass
-    ``health_servicer`` to change its health later (:func:`set_serving`)."""
+    ``health_servicer`` to change its health later (:func:`set_serving`). ``reuse_port``: several
+    gateway processes share the port (otherwise a second server on it fails to bind)."""
     server = grpc.aio.server(options=[
+        ("grpc.so_reuseport", int(reuse_port)),
         ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
         # Calls arriving while the event loop is busy wait in gRPC's core until the server takes them;
         # beyond 1,000 waiting (the default) it cancels new ones (CANCELLED, before any handler runs),

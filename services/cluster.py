@@ -177,22 +177,23 @@ _spawner = _Spawner()
 SETPRIV = shutil.which("setpriv")  # util-linux: sets PDEATHSIG in C, then execs the command
 
 
-def spawn(args: list[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def spawn(args: list[str], *, env: dict[str, str] | None = None, quiet: bool = True) -> subprocess.Popen[bytes]:
     """Start a child that dies with this process (even by SIGKILL), in its own session.
 
     Its own session: a Ctrl-C meant for us must not kill it before we shut down in order.  The
     death signal is set by ``setpriv --pdeathsig`` (util-linux, on every Debian) when present: no
     Python runs between fork and exec, which in a process with gRPC's or Ray's threads can deadlock
     the child before it ever execs (seen: a redis-server restart that never started).  Without
-    setpriv, a ``preexec_fn`` does it.
+    setpriv, a ``preexec_fn`` does it. ``quiet=False``: it writes to our stdout and stderr.
     """
+    out = subprocess.DEVNULL if quiet else None
     if SETPRIV is not None:
         return _spawner.run(lambda: subprocess.Popen(
-            [SETPRIV, "--pdeathsig", "TERM", "--", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [SETPRIV, "--pdeathsig", "TERM", "--", *args], stdout=out, stderr=out,
             stdin=subprocess.DEVNULL, start_new_session=True, env=env))
     parent = os.getpid()
     return _spawner.run(lambda: subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        args, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
         start_new_session=True, env=env, preexec_fn=_die_with_parent(parent)))
 
 

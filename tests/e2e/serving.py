@@ -41,7 +41,8 @@ def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 6
 
 
 @contextlib.contextmanager
-def serving(cwd: Path, extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+            ) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
     """`archipelago serve` started in ``cwd`` on free ports (not yet waited for): (gRPC address, HTTP
     URL, process); stopped with SIGTERM (killed after 30 s) on the way out. The per-address limits
     are off (every test calls from 127.0.0.1) unless ``extra_env`` sets them."""
@@ -51,7 +52,7 @@ def serving(cwd: Path, extra_env: dict[str, str] | None = None) -> Iterator[tupl
     env.update(extra_env or {})
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
     proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                             "--data-dir", "var"], env=env, text=True, cwd=cwd,  # relative, as make run
+                             "--data-dir", "var", *args], env=env, text=True, cwd=cwd,  # relative, as make run
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         yield f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{http_port}", proc

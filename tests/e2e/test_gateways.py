@@ -1,0 +1,73 @@
+"""`archipelago serve --gateways N`: N gateway processes share the gRPC and HTTP ports (SO_REUSEPORT),
+one game is played through two of them, and they all stop with the server."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from archipelago.v1 import lobby_pb2, salvo_pb2
+from client.grpc_client import Client
+from client.web_client import WebClient
+from tests.e2e.serving import serving, wait_healthy
+
+pytestmark = pytest.mark.e2e
+
+
+async def pinned(url: str) -> tuple[int, WebClient]:
+    """A JSON-door client on one HTTP connection, and the pid of the gateway process that serves it."""
+    http = httpx.AsyncClient(base_url=url, timeout=60.0,
+                             limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+    health = (await http.get("/healthz")).json()
+    return int(health["gateway"]["pid"]), WebClient(url, http=http)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_two_gateway_processes_share_the_ports_and_one_game(tmp_path: Path) -> None:
+    with serving(tmp_path, args=("--gateways", "2")) as (address, url, proc):
+        wait_healthy(address, proc)
+        by_pid: dict[int, WebClient] = {}
+        others: list[WebClient] = []
+        for _ in range(200):  # new connections until both processes answered one (the kernel spreads them)
+            pid, client = await pinned(url)
+            if pid in by_pid:
+                others.append(client)
+            else:
+                by_pid[pid] = client
+            if len(by_pid) == 2:
+                break
+        assert len(by_pid) == 2, f"one process answered 200 connections: {list(by_pid)}"
+        assert proc.pid in by_pid, "the serve process is one of the gateways"
+        (extra,) = set(by_pid) - {proc.pid}
+        one, two = by_pid[proc.pid], by_pid[extra]
+        created = await one.create("salvo", seats=2, nickname="ann", deadline_seconds=600)
+        host = one.with_secret(created.secret)
+        joined = await two.join(created.code, "bob")
+        guest = two.with_secret(joined.secret)
+        await host.start(created.game_id)
+        version = (await guest.view(created.game_id)).version
+        await guest.submit(created.game_id, version, key="g0", salvo=salvo_pb2.SalvoOrders(random_placement=True))
+        version = (await host.view(created.game_id)).version  # through the other process
+        await host.submit(created.game_id, version, key="h0", salvo=salvo_pb2.SalvoOrders(random_placement=True))
+        seen = await guest.view(created.game_id)
+        assert seen.status == lobby_pb2.GAME_STATUS_RUNNING
+        assert [p.submitted for p in seen.players] == [True, True], \
+            "each process sees the submission made through the other"
+        async with Client(address, created.secret) as grpc_host:  # gRPC on the shared port too
+            assert (await grpc_host.view(created.game_id)).version == seen.version
+        for c in [*by_pid.values(), *others]:
+            await c.http.aclose()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert not alive(extra), "the extra gateway process stopped with the server"
