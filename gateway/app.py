@@ -114,6 +114,18 @@ def listen_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     return sock
 
 
+def ports_free(host: str, *ports: int) -> str | None:
+    """Why a port we are to listen on is taken (a clear error before anything starts), or None."""
+    for port in ports:
+        if port == 0:
+            continue
+        try:
+            listen_socket(host, port, reuse_port=False).close()
+        except OSError as exc:
+            return f"{host}:{port} cannot be used ({exc.strerror or exc}): is another server running there?"
+    return None
+
+
 class Gateways:
     """The extra gateway processes of ``serve --gateways N``: each joins the Ray cluster as a driver,
     opens its own Redis connections and serves the same gRPC and HTTP ports (SO_REUSEPORT). They die
@@ -232,6 +244,10 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
 
 async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_dir: Path,
                 gateways: int = 1) -> None:
+    taken = ports_free(host, grpc_port, http_port)
+    if taken:
+        print(f"error: {taken}", file=sys.stderr, flush=True)
+        raise SystemExit(1)
     try:  # (from a thread that lives as long as the process: see services/cluster.py on PDEATHSIG)
         cluster = await asyncio.to_thread(start_embedded, shards=shards, data_dir=data_dir)
     except DataDirInUse as exc:

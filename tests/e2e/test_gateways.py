@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import httpx2 as httpx
@@ -13,7 +14,8 @@ import pytest
 from archipelago.v1 import lobby_pb2, salvo_pb2
 from client.grpc_client import Client
 from client.web_client import WebClient
-from tests.e2e.serving import serving, wait_healthy
+from services.cluster import free_port
+from tests.e2e.serving import EXE, serving, wait_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -66,6 +68,12 @@ async def test_two_gateway_processes_share_the_ports_and_one_game(tmp_path: Path
             "each process sees the submission made through the other"
         async with Client(address, created.secret) as grpc_host:  # gRPC on the shared port too
             assert (await grpc_host.view(created.game_id)).version == seen.version
+        # A second server on a taken port: a clear error before anything starts, not a shared port.
+        second = subprocess.run([EXE, "serve", "--grpc-port", address.rsplit(":", 1)[1], "--http-port",
+                                 str(free_port()), "--data-dir", str(tmp_path / "other")],
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1 and "cannot be used (Address already in use)" in second.stderr, second
+        assert not (tmp_path / "other").exists(), "nothing was started"
         for c in [*by_pid.values(), *others]:
             await c.http.aclose()
         proc.send_signal(signal.SIGTERM)
