@@ -77,6 +77,8 @@ async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseE
 
 
 def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]:
+    latency, ok = LATENCY.labels("grpc", r.name), REQUESTS.labels("grpc", r.name, "OK")  # once, not per call
+
     async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
         start = time.perf_counter()
         PEER.set(grpc_peer(context.peer() or ""))
@@ -85,11 +87,11 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
                 raise request.error()
             result = await r.handler(api, request, _secret(context))
         except Exception as exc:
-            LATENCY.labels("grpc", r.name).observe(time.perf_counter() - start)
+            latency.observe(time.perf_counter() - start)
             await _abort(context, r.name, exc)
             raise AssertionError("unreachable") from exc  # abort raises
-        LATENCY.labels("grpc", r.name).observe(time.perf_counter() - start)
-        REQUESTS.labels("grpc", r.name, "OK").inc()
+        latency.observe(time.perf_counter() - start)
+        ok.inc()
         return result
     return handle
 

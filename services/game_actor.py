@@ -230,8 +230,7 @@ class GameActor:
         updates waits for it (:meth:`wait_version`) — whether or not the watcher heard its notice."""
         self.writing = self.version + 1
         try:
-            with metrics.JOURNAL.time(), tracing.tracer.start_as_current_span("journal.write", attributes={
-                    "game": self.game_id, "op": entry["op"]}):
+            with metrics.JOURNAL.time(), tracing.span("journal.write", game=self.game_id, op=entry["op"]):
                 # Only if the journal ends where this actor's state does: no two writers of one game.
                 await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1},
                                                         expected=self.version)
@@ -241,8 +240,8 @@ class GameActor:
             raise
         self.writing = 0
         if entry["op"] == "close":
-            with metrics.RESOLUTION.time(), tracing.tracer.start_as_current_span("engine.resolve", attributes={
-                    "game": self.game_id, "round": self.state.round}):
+            with metrics.RESOLUTION.time(), tracing.span("engine.resolve", game=self.game_id,
+                                                         round=self.state.round):
                 self.apply(entry)
         else:
             self.apply(entry)

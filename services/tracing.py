@@ -62,13 +62,37 @@ def instrument_grpc_server() -> None:
 def carrier() -> dict[str, str]:
     """The current trace context as a W3C carrier (empty when no span is recording)."""
     out: dict[str, str] = {}
-    propagate.inject(out)
+    if trace.get_current_span().get_span_context().is_valid:  # (injecting nothing costs ~10 µs a call)
+        propagate.inject(out)
     return out
 
 
+def enabled() -> bool:
+    """Whether this process has a tracer provider (else every span is a no-op)."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+_NO_SPAN = contextlib.nullcontext(trace.INVALID_SPAN)
+
+
+def span_from(parent: Mapping[str, str] | None, name: str, **attributes: Any
+              ) -> contextlib.AbstractContextManager[trace.Span]:
+    """A span continuing the trace of ``parent`` (a carrier from :func:`carrier`); nothing at all
+    (not even a no-op span's context switch) when this process does not trace."""
+    if not parent and not enabled():
+        return _NO_SPAN
+    return _span_from(parent, name, **attributes)
+
+
+def span(name: str, **attributes: Any) -> contextlib.AbstractContextManager[trace.Span]:
+    """A child span of the current one, or nothing when this process does not trace."""
+    if not enabled():
+        return _NO_SPAN
+    return tracer.start_as_current_span(name, attributes=attributes)
+
+
 @contextlib.contextmanager
-def span_from(parent: Mapping[str, str] | None, name: str, **attributes: Any) -> Iterator[trace.Span]:
-    """A span continuing the trace of ``parent`` (a carrier from :func:`carrier`)."""
+def _span_from(parent: Mapping[str, str] | None, name: str, **attributes: Any) -> Iterator[trace.Span]:
     ctx = propagate.extract(dict(parent)) if parent else None
     with tracer.start_as_current_span(name, context=ctx, attributes=attributes) as span:
         yield span
