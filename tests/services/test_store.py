@@ -46,6 +46,40 @@ async def test_a_journal_append_naming_another_length_is_refused(store: Store) -
     assert [e["op"] for e in await store.journal_read("gj")] == ["a", "b"]
 
 
+async def test_concurrent_appends_leave_in_one_pipeline_each_fenced_alone(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Appends asked for in one event-loop round share one round trip; a refused one (wrong length)
+    fails alone, the others are written."""
+    await store.journal_append_publish("gp0", {"op": "a"}, {"version": 1}, expected=0)
+    sent: list[int] = []
+    original = store._appends._pipeline
+
+    async def counted(batch: list) -> list:  # type: ignore[type-arg]
+        sent.append(len(batch))
+        return await original(batch)
+
+    monkeypatch.setattr(store._appends, "_pipeline", counted)
+    outcomes = await asyncio.gather(
+        *(store.journal_append_publish(f"gp{i}", {"op": "b"}, {"version": 1}, expected=0) for i in range(10)),
+        return_exceptions=True)
+    assert sent == [10], "one pipeline for the ten"
+    assert isinstance(outcomes[0], JournalConflict) and outcomes[1:] == [None] * 9
+    assert [e["op"] for e in await store.journal_read("gp0")] == ["a"]
+    for i in range(1, 10):
+        assert [e["op"] for e in await store.journal_read(f"gp{i}")] == ["b"]
+
+
+async def test_an_append_after_redis_forgot_the_script_loads_it_again(redis_server: RedisProcess) -> None:
+    store = Store(redis_server.url, prefix=f"st{secrets.token_hex(4)}:")
+    try:
+        await store.journal_append_publish("gs", {"op": "a"}, {"version": 1}, expected=0)
+        await store.redis.script_flush()  # as a restarted Redis without its scripts
+        await store.journal_append_publish("gs", {"op": "b"}, {"version": 2}, expected=1)
+        assert [e["op"] for e in await store.journal_read("gs")] == ["a", "b"]
+    finally:
+        await store.close()
+
+
 async def test_codes_are_claimed_once_and_secrets_resolve(store: Store) -> None:
     assert await store.claim_code("ABCDEF", "g1")
     assert not await store.claim_code("ABCDEF", "g2")
