@@ -9,6 +9,9 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 fc-list :lang=he 2>/dev/null | grep -q . || missing+=(fonts-dejavu-core)
 fc-list 2>/dev/null | grep -qi "emoji" || missing+=(fonts-noto-color-emoji)
+# kubectl (1.27 or newer: its built-in kustomize must know components) renders deploy/k8s offline in
+# tests/deploy; Debian's kubernetes-client is far older, so it is not installed from here.
+command -v kubectl >/dev/null 2>&1 || echo "warning: kubectl not found: tests/deploy will fail (install kubectl >= 1.27)" >&2
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,0 +1,318 @@
+"""Writes ``archipelago.json`` (next to this file), the Grafana dashboard of the cluster, from ROWS below.
+
+    python deploy/grafana/build_dashboard.py           # rewrite archipelago.json
+    python deploy/grafana/build_dashboard.py --check   # exit 1 if archipelago.json differs from ROWS
+
+To show a new metric, add a ``Panel`` to a row (or a new ``Row``) and run it. Only metrics the code
+exposes may be named: tests/deploy/test_dashboard.py imports the gateway and services, collects the
+names their registries expose and compares, and checks that this file and archipelago.json agree.
+
+The metrics come from the gateway's ``/metrics`` (a PodMonitor per gateway pod): its own
+(``archipelago_requests_total`` …) and every shard's, labelled ``shard`` (gateway/metrics.py). Every
+gateway reports every shard, so a shard series comes once per gateway: shard expressions first take
+``max by (shard, …)`` over the gateways (``shard_rate`` and ``shard_quantile`` below), then aggregate.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).with_name("archipelago.json")
+UID = "archipelago-cluster"
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+#: every expression keeps to the chosen namespace and scrape job (the gateway's PodMonitor)
+SEL = 'namespace=~"$namespace", job=~"$job"'
+RATE = "$__rate_interval"
+#: gRPC status names (the ``code`` label of archipelago_requests_total, both doors) that are the
+#: server's fault, not the client's
+SERVER_CODES = "INTERNAL|UNAVAILABLE|UNKNOWN|DEADLINE_EXCEEDED|DATA_LOSS"
+SERVER_ERRORS = f'code=~"{SERVER_CODES}"'
+NOT_OK = 'code!="OK"'
+GRPC_DOOR = 'door="grpc"'
+EARLY = 'how="early"'
+
+
+def sel(extra: str = "") -> str:
+    """A label matcher: the dashboard's selection, and ``extra`` matchers."""
+    return "{" + SEL + (", " + extra if extra else "") + "}"
+
+
+def rate(metric: str, extra: str = "") -> str:
+    return f"rate({metric}{sel(extra)}[{RATE}])"
+
+
+def shard_rate(metric: str, labels: str = "", extra: str = "") -> str:
+    """Per-shard rate of a shard counter or bucket, once per shard (not once per gateway)."""
+    by = ", ".join(x for x in ("shard", labels) if x)
+    return f"max by ({by}) ({rate(metric, extra)})"
+
+
+def quantile(q: float, metric: str, by: str = "") -> str:
+    """A quantile of a gateway histogram, over every gateway."""
+    return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({rate(metric + '_bucket')}))"
+
+
+def shard_quantile(q: float, metric: str, by: str = "") -> str:
+    """A quantile of a shard histogram: every shard's buckets once, summed (``by`` "shard": per shard)."""
+    inner = shard_rate(metric + "_bucket", "le")
+    return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
+
+
+@dataclass(frozen=True)
+class Target:
+    expr: str
+    legend: str = ""
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    targets: tuple[Target, ...]
+    description: str
+    unit: str = "short"
+    kind: str = "timeseries"  # timeseries, stat or bargauge
+    width: int = 12
+    height: int = 8
+    stack: bool = False
+
+    @classmethod
+    def of(cls, title: str, expr: str, description: str, legend: str = "", **kw: Any) -> Panel:
+        return cls(title, (Target(expr, legend),), description, **kw)
+
+
+@dataclass(frozen=True)
+class Row:
+    title: str
+    panels: list[Panel] = field(default_factory=list)
+
+
+def stat(title: str, expr: str, description: str, unit: str = "short") -> Panel:
+    return Panel.of(title, expr, description, kind="stat", unit=unit, width=6, height=4)
+
+
+GAMES_BY_SHARD = f"max by (shard) (archipelago_shard_games{sel()})"
+
+ROWS: list[Row] = [
+    Row("Health", [
+        stat("Gateways up", f"sum(up{sel()})",
+             "Gateway pods Prometheus scrapes successfully (the PodMonitor archipelago-gateway)."),
+        stat("Shards reporting", f"count({GAMES_BY_SHARD})",
+             "Shards whose figures reach the gateways (a shard that does not answer keeps its last ones)."),
+        stat("Server errors", f"sum({rate('archipelago_requests_total', SERVER_ERRORS)})"
+             f" / clamp_min(sum({rate('archipelago_requests_total')}), 1e-9)",
+             "Share of requests answered with a server-side status (INTERNAL, UNAVAILABLE, …), every door.",
+             unit="percentunit"),
+        stat("Requests/s", f"sum({rate('archipelago_requests_total')})",
+             "Player API requests a second, every door and gateway.", unit="reqps"),
+        Panel.of("gRPC answers by status", f"sum by (code) ({rate('archipelago_requests_total', GRPC_DOOR)})",
+                 "gRPC door: requests a second by status (OK and every error).", legend="{{code}}",
+                 unit="reqps", width=24, stack=True),
+    ]),
+    Row("Load", [
+        Panel.of("Requests/s by method and door", f"sum by (door, method) ({rate('archipelago_requests_total')})",
+                 "Player API requests a second, by rpc and by door (grpc; http = JSON + WebSocket).",
+                 legend="{{door}} {{method}}", unit="reqps"),
+        Panel.of("Requests/s by gateway", f"sum by (pod) ({rate('archipelago_requests_total')})",
+                 "How the load spreads over the gateway pods.", legend="{{pod}}", unit="reqps"),
+    ]),
+    Row("Latency", [
+        Panel("Call latency p50 / p99 by door", (
+            Target(quantile(0.5, "archipelago_request_latency_seconds", "door"), "p50 {{door}}"),
+            Target(quantile(0.99, "archipelago_request_latency_seconds", "door"), "p99 {{door}}"),
+        ), "Unary player API calls, gateway side (Watch streams are not timed).", unit="s"),
+        Panel.of("Call latency p99 by method", quantile(0.99, "archipelago_request_latency_seconds", "method"),
+                 "The slowest rpcs, every door.", legend="{{method}}", unit="s"),
+        Panel("Round resolution p50 / p99", (
+            Target(shard_quantile(0.5, "archipelago_round_resolution_seconds"), "p50"),
+            Target(shard_quantile(0.99, "archipelago_round_resolution_seconds"), "p99"),
+        ), "Time the engine takes to resolve a round, every shard.", unit="s", width=8),
+        Panel("Journal write p50 / p99", (
+            Target(shard_quantile(0.5, "archipelago_journal_write_seconds"), "p50"),
+            Target(shard_quantile(0.99, "archipelago_journal_write_seconds"), "p99"),
+        ), "Time to journal an entry in Redis (every change is journaled before it is answered).",
+            unit="s", width=8),
+        Panel("Autopilot p50 / p99", (
+            Target(shard_quantile(0.5, "archipelago_autopilot_seconds"), "p50"),
+            Target(shard_quantile(0.99, "archipelago_autopilot_seconds"), "p99"),
+        ), "Time the autopilot takes to play one absent player.", unit="s", width=8),
+    ]),
+    Row("Games", [
+        stat("Games in memory", f"sum({GAMES_BY_SHARD})",
+             "Games the shards hold in memory (idle ones are evicted and reload from their journal)."),
+        stat("Rounds closed/s", f"sum({shard_rate('archipelago_rounds_closed_total', 'how')})",
+             "Rounds closed a second, every shard.", unit="ops"),
+        stat("Rounds closed early", f"sum({shard_rate('archipelago_rounds_closed_total', 'how', EARLY)})"
+             f" / clamp_min(sum({shard_rate('archipelago_rounds_closed_total', 'how')}), 1e-9)",
+             "Share of rounds closed because every connected player was done (A17), not at the deadline.",
+             unit="percentunit"),
+        Panel.of("Games in memory by shard", GAMES_BY_SHARD, "Games each shard holds in memory.",
+                 legend="{{shard}}", width=24, stack=True),
+        Panel.of("Rounds closed/s by how", f"sum by (how) ({shard_rate('archipelago_rounds_closed_total', 'how')})",
+                 "early: every connected player was done; deadline: the round's time ran out.",
+                 legend="{{how}}", unit="ops", stack=True),
+        Panel("Deadline lateness p50 / p99", (
+            Target(shard_quantile(0.5, "archipelago_deadline_lateness_seconds"), "p50"),
+            Target(shard_quantile(0.99, "archipelago_deadline_lateness_seconds"), "p99"),
+        ), "How long after its deadline a round was closed (journaled), every shard.", unit="s"),
+    ]),
+    Row("Players", [
+        stat("Open Watch streams", f"sum(archipelago_watch_streams{sel()})",
+             "Open Watch streams (players with a game open), every door and gateway."),
+        Panel.of("Open Watch streams by gateway", f"sum by (pod) (archipelago_watch_streams{sel()})",
+                 "Watch streams each gateway pod holds.", legend="{{pod}}", width=18, stack=True),
+    ]),
+    Row("Errors", [
+        Panel.of("Errors/s by status", f"sum by (code) ({rate('archipelago_requests_total', NOT_OK)})",
+                 "Requests answered with an error, by gRPC status (the JSON door reports the same statuses).",
+                 legend="{{code}}", unit="reqps", stack=True),
+        Panel.of("Errors/s by method", f"sum by (method, code) ({rate('archipelago_requests_total', NOT_OK)})",
+                 "Which rpcs fail, and how.", legend="{{method}} {{code}}", unit="reqps"),
+        Panel.of("Throttled/s by limit", f"sum by (limit) ({rate('archipelago_throttled_total')})",
+                 "Requests refused by a per-address limit (client/throttled): lobby calls or failed "
+                 "authentications. Behind a proxy every client shares its address.",
+                 legend="{{limit}}", unit="reqps", width=24),
+    ]),
+    Row("Shard balance", [
+        Panel.of("Games per shard", GAMES_BY_SHARD, "Rendezvous hashing spreads games evenly over shards.",
+                 legend="{{shard}}", kind="bargauge", width=8),
+        Panel.of("Busiest shard / mean", f"max({GAMES_BY_SHARD}) / clamp_min(avg({GAMES_BY_SHARD}), 1)",
+                 "Games of the busiest shard over the mean: 1 is even.", width=8),
+        Panel.of("Rounds closed/s by shard",
+                 f"sum by (shard) ({shard_rate('archipelago_rounds_closed_total', 'how')})",
+                 "Work per shard.", legend="{{shard}}", unit="ops", width=8),
+        Panel.of("Journal write p99 by shard",
+                 shard_quantile(0.99, "archipelago_journal_write_seconds", "shard"),
+                 "A shard slower than the others to journal.", legend="{{shard}}", unit="s", width=24),
+    ]),
+    Row("Gateway processes", [
+        Panel.of("Gateway memory", f"sum by (pod) (process_resident_memory_bytes{sel()})",
+                 "Resident memory of each gateway process (its Ray node beside it is not counted).",
+                 legend="{{pod}}", unit="bytes"),
+        Panel.of("Gateway CPU", f"sum by (pod) ({rate('process_cpu_seconds_total')})",
+                 "CPU seconds a second of each gateway process (the HorizontalPodAutoscaler's signal is "
+                 "the pod's).", legend="{{pod}}", unit="percentunit"),
+    ]),
+]
+
+
+def _variable(name: str, label: str, query: str) -> dict[str, Any]:
+    return {
+        "name": name, "label": label, "type": "query", "datasource": DATASOURCE,
+        "query": {"query": query, "refId": f"{name}-query"}, "definition": query,
+        "refresh": 2, "includeAll": True, "multi": True, "sort": 1,
+        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        "options": [], "hide": 0, "regex": "", "skipUrlSync": False,
+    }
+
+
+def _field_config(panel: Panel) -> dict[str, Any]:
+    defaults: dict[str, Any] = {
+        "unit": panel.unit,
+        "color": {"mode": "palette-classic" if panel.kind == "timeseries" else "thresholds"},
+        "thresholds": {"mode": "absolute", "steps": [{"color": "green", "value": None}]},
+    }
+    if panel.kind == "timeseries":
+        defaults["custom"] = {
+            "drawStyle": "line", "lineWidth": 1, "fillOpacity": 20 if panel.stack else 0,
+            "showPoints": "never", "spanNulls": False,
+            "stacking": {"mode": "normal" if panel.stack else "none", "group": "A"},
+        }
+    return {"defaults": defaults, "overrides": []}
+
+
+def _options(panel: Panel) -> dict[str, Any]:
+    if panel.kind == "timeseries":
+        return {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                "tooltip": {"mode": "multi", "sort": "desc"}}
+    reduce = {"calcs": ["lastNotNull"], "fields": "", "values": False}
+    if panel.kind == "stat":
+        return {"reduceOptions": reduce, "colorMode": "value", "graphMode": "area", "justifyMode": "auto",
+                "orientation": "auto", "textMode": "auto"}
+    return {"reduceOptions": reduce, "displayMode": "gradient", "orientation": "horizontal",
+            "showUnfilled": True, "valueMode": "color"}
+
+
+def _panel(panel: Panel, pid: int, x: int, y: int) -> dict[str, Any]:
+    instant = panel.kind == "bargauge"
+    return {
+        "id": pid, "type": panel.kind, "title": panel.title, "description": panel.description,
+        "datasource": DATASOURCE,
+        "gridPos": {"h": panel.height, "w": panel.width, "x": x, "y": y},
+        "fieldConfig": _field_config(panel), "options": _options(panel),
+        "targets": [
+            {"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": t.expr,
+             "legendFormat": t.legend or "__auto", "range": not instant, "instant": instant,
+             "editorMode": "code"}
+            for i, t in enumerate(panel.targets)
+        ],
+    }
+
+
+def build() -> dict[str, Any]:
+    """The dashboard as Grafana's JSON model (schemaVersion 39)."""
+    panels: list[dict[str, Any]] = []
+    y = 0
+    for row in ROWS:
+        panels.append({"id": len(panels) + 1, "type": "row", "title": row.title, "collapsed": False,
+                       "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
+        y += 1
+        x, line_height = 0, 0
+        for panel in row.panels:
+            if x + panel.width > 24:
+                x, y, line_height = 0, y + line_height, 0
+            panels.append(_panel(panel, len(panels) + 1, x, y))
+            x += panel.width
+            line_height = max(line_height, panel.height)
+        y += line_height
+    return {
+        "uid": UID,
+        "title": "Archipelago cluster",
+        "description": "Gateways, shards and games of the Archipelago cluster (deploy/grafana/build_dashboard.py).",
+        "tags": ["archipelago"],
+        "schemaVersion": 39,
+        "version": 1,
+        "editable": True,
+        "graphTooltip": 1,
+        "timezone": "browser",
+        "refresh": "30s",
+        "time": {"from": "now-1h", "to": "now"},
+        "timepicker": {},
+        "fiscalYearStartMonth": 0,
+        "liveNow": False,
+        "links": [],
+        "annotations": {"list": [{
+            "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
+            "hide": True, "iconColor": "rgba(0, 211, 255, 1)", "name": "Annotations & Alerts", "type": "dashboard",
+        }]},
+        "templating": {"list": [
+            {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
+             "current": {}, "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1,
+             "regex": "", "skipUrlSync": False},
+            _variable("namespace", "Namespace", "label_values(archipelago_requests_total, namespace)"),
+            _variable("job", "Job", 'label_values(archipelago_requests_total{namespace=~"$namespace"}, job)'),
+        ]},
+        "panels": panels,
+    }
+
+
+def render() -> str:
+    return json.dumps(build(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if OUT.read_text(encoding="utf-8") != text:
+            print(f"{OUT} is stale: run python {Path(__file__).as_posix()}", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
