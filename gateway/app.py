@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from grpc_health.v1 import health
+from grpc_health.v1 import health, health_pb2
 from prometheus_client import REGISTRY
 from starlette.applications import Starlette
 
@@ -47,14 +47,25 @@ async def start_api(cluster: Embedded, public_url: str) -> PlayerAPI:
     return api
 
 
+DRAIN_S = float(os.environ.get("ARCHIPELAGO_DRAIN_S", "5"))  # NOT_SERVING but serving, after SIGTERM
+STOP_GRACE_S = 5.0  # then calls in flight may finish; open streams end after it
+LIVENESS = "liveness"  # a gRPC health service name that is SERVING as long as the process serves
+
+
 class Readiness:
-    """Whether this gateway can serve now: Redis answers. gRPC health and /healthz follow it; each
-    change is logged once (not a line per failed call)."""
+    """Whether this gateway can serve now: Redis answers and it is not draining. gRPC health (the
+    overall "" service and each API service), /readyz and /healthz follow it; each change is logged
+    once (not a line per failed call). The health service ``liveness`` stays SERVING regardless."""
 
     def __init__(self, health_servicer: Any) -> None:
         self.health = health_servicer
         self.redis_ok = True
         self.shards_ok = True
+        self.draining = False
+
+    @property
+    def ready(self) -> bool:
+        return self.redis_ok and not self.draining
 
     async def redis(self, ok: bool, why: BaseException | None = None) -> None:
         if ok == self.redis_ok:
@@ -64,7 +75,12 @@ class Readiness:
             log.warning("Redis answers again: SERVING")
         else:
             log.warning("Redis does not answer (%s): NOT_SERVING until it does", type(why).__name__)
-        await set_serving(self.health, ok)
+        await set_serving(self.health, self.ready)
+
+    async def drain(self) -> None:
+        """Stop being ready (load balancers and probes take this gateway out) while still serving."""
+        self.draining = True
+        await set_serving(self.health, False)
 
     def shards(self, ok: bool, why: BaseException | None = None) -> None:
         if ok != self.shards_ok:
@@ -159,15 +175,19 @@ class Gateways:
                 log.warning("gateway process %d exited (code %s): starting it again", proc.pid, proc.returncode)
                 self.procs[i] = self._start_one()
 
-    async def stop(self) -> None:
+    def signal_stop(self) -> None:
+        """SIGTERM to each (they drain as this process does, side by side); no restarts from now."""
         if self._task is not None:
             self._task.cancel()
         for proc in self.procs:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGTERM)
+
+    async def stop(self) -> None:
+        self.signal_stop()
         for proc in self.procs:
             try:
-                await asyncio.to_thread(proc.wait, 10)
+                await asyncio.to_thread(proc.wait, DRAIN_S + STOP_GRACE_S + 10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 await asyncio.to_thread(proc.wait)
@@ -175,9 +195,12 @@ class Gateways:
 
 async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port: int, reuse_port: bool,
                       announce: Callable[[int, int], None] | None = None,
-                      on_ready: Callable[[int, int], Awaitable[None]] | None = None) -> None:
-    """One gateway process: the player API, the gRPC server and the HTTP app, until SIGINT / SIGTERM.
-    ``announce(grpc_port, http_port)`` prints where to connect; ``on_ready`` runs once both listen."""
+                      on_ready: Callable[[int, int], Awaitable[None]] | None = None,
+                      on_stop: Callable[[], None] | None = None) -> None:
+    """One gateway process: the player API, the gRPC server and the HTTP app, until SIGINT / SIGTERM,
+    then a graceful stop: NOT_SERVING while still serving for ``DRAIN_S``, then calls in flight get
+    ``STOP_GRACE_S`` to finish. ``announce(grpc_port, http_port)`` prints where to connect;
+    ``on_ready`` runs once both listen, ``on_stop`` when the stop signal comes."""
     import uvicorn
 
     from gateway.http import build_app, uvicorn_config
@@ -195,6 +218,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
         api = await start_api(cluster, public_url)
         health_servicer = health.aio.HealthServicer()
         server, port = await build_server(api, f"{host}:{grpc_port}", health_servicer, reuse_port=reuse_port)
+        await health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
         ready = Readiness(health_servicer)
         state["ready"], state["grpc_port"] = ready, port
         monitor = asyncio.get_running_loop().create_task(_monitor(api, ready))
@@ -209,7 +233,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
             yield
         finally:
             monitor.cancel()
-            await server.stop(grace=2)
+            await server.stop(grace=STOP_GRACE_S)
             REGISTRY.unregister(shard_metrics)
             await api.stop()
 
@@ -218,16 +242,25 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
             raise Unavailable("Redis does not answer")
         return {"gateway": {"pid": os.getpid()}, "shards": await state["api"].router.ping_all()}
 
+    def is_ready() -> bool:
+        return "ready" in state and bool(state["ready"].ready)
+
     async def refresh() -> None:
         await state["metrics"].refresh()
 
-    web = uvicorn.Server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host),
+    web = uvicorn.Server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host, ready=is_ready),
                                         host=host, port=http_port))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    signals: list[signal.Signals] = []
+
+    def stop_on(sig: signal.Signals) -> None:
+        signals.append(sig)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, stop_on, sig)
     web_task = loop.create_task(web.serve(sockets=[http_sock]))
     stopper = loop.create_task(stop.wait())
     readied = loop.create_task(ready_event.wait())
@@ -235,6 +268,18 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
     if readied.done() and not web_task.done() and on_ready is not None:
         await on_ready(state["grpc_port"], http_port)
     await asyncio.wait({web_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    if on_stop is not None:
+        on_stop()
+    if signals == [signal.SIGTERM] and DRAIN_S > 0 and not web_task.done() and "ready" in state:
+        # Draining (SIGTERM: an orchestrator's stop; Ctrl-C stops at once): NOT_SERVING — readiness
+        # probes and load balancers stop sending new players here — while every call still works,
+        # for DRAIN_S or until a second signal; then stop.
+        await state["ready"].drain()
+        print(f"draining: NOT_SERVING for {DRAIN_S:g} s, then stopping (signal again to stop now)", flush=True)
+        stop.clear()
+        again = loop.create_task(stop.wait())
+        await asyncio.wait({web_task, again}, timeout=DRAIN_S, return_when=asyncio.FIRST_COMPLETED)
+        again.cancel()
     web.should_exit = True
     await web_task
     stopper.cancel()
@@ -278,7 +323,8 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
 
     try:
         await run_gateway(cluster, host=host, grpc_port=grpc_port, http_port=http_port, reuse_port=gateways > 1,
-                          announce=announce, on_ready=start_others)
+                          announce=announce, on_ready=start_others,
+                          on_stop=lambda: extra.signal_stop() if extra is not None else None)
     finally:
         print("shutting down", flush=True)
         if extra is not None:

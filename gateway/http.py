@@ -96,9 +96,11 @@ class PeerAddress:
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
               before_scrape: Callable[[], Awaitable[None]] | None = None,
               lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
-              host: str = "127.0.0.1") -> Starlette:
-    """``before_scrape`` runs before each /metrics answer (it fetches the shards' samples);
-    ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api`` (or
+              host: str = "127.0.0.1", ready: Callable[[], bool] | None = None) -> Starlette:
+    """``/healthz`` is the cluster's health (``health()``: Redis and every shard), ``/readyz`` this
+    gateway's readiness (``ready()``: it can serve and is not draining — no shard is asked), ``/livez``
+    that its process answers at all. ``before_scrape`` runs before each /metrics answer (it fetches
+    the shards' samples); ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api`` (or
     the caller sets it). The app's own lifespan also runs the MCP door's session manager; ``host``
     is the address served (on a loopback address the MCP door refuses other Host headers)."""
     async def healthz(_request: Request) -> Response:
@@ -108,6 +110,14 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
         except Exception as exc:  # report, don't crash (and never hang: a probe wants an answer)
             err = errors.as_game_error(exc)
             return JSONResponse({"status": "unavailable", "error": err.reason}, status_code=503)
+
+    async def readyz(_request: Request) -> Response:
+        if ready is None or ready():
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "not ready"}, status_code=503)
+
+    async def livez(_request: Request) -> Response:
+        return JSONResponse({"status": "alive"})
 
     async def metrics(_request: Request) -> Response:
         if before_scrape is not None:
@@ -132,7 +142,8 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
                 async with lifespan(the_app):
                     yield
 
-    routes: list[Any] = [Route("/healthz", healthz), Route("/metrics", metrics)]
+    routes: list[Any] = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/livez", livez),
+                         Route("/metrics", metrics)]
     routes += web.routes() + webclient.routes() + door.routes
     app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress)])
     return app

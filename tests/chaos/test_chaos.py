@@ -60,7 +60,7 @@ class Gateway:
         self.grpc_port, self.http_port = free_port(), free_port()
         self.address = f"127.0.0.1:{self.grpc_port}"
         self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
-        self.env.update(REDIS_URL=redis_url, RAY_ADDRESS=ray_address, ARCHIPELAGO_RATE_LIMITS="off")
+        self.env.update(REDIS_URL=redis_url, RAY_ADDRESS=ray_address, ARCHIPELAGO_RATE_LIMITS="off", ARCHIPELAGO_DRAIN_S="0")
         self.cwd = cwd
         self.proc: subprocess.Popen[str] | None = None
         self.starts = 0

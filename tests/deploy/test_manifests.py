@@ -32,6 +32,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from gateway.app import LIVENESS
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
@@ -355,7 +357,8 @@ def test_gateway_probes_use_grpc_health_on_50051(docs: list[Doc]) -> None:
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports == {"grpc": GRPC_PORT, "http": HTTP_PORT}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["grpc"] == {"port": GRPC_PORT}, probe
+        want = {"port": GRPC_PORT, "service": LIVENESS} if probe == "livenessProbe" else {"port": GRPC_PORT}
+        assert container[probe]["grpc"] == want, probe  # readiness: the overall service ""
         assert not {"httpGet", "tcpSocket", "exec"} & set(container[probe]), probe
     assert env_value(docs, container, "ARCHIPELAGO_GRPC_PORT") == str(GRPC_PORT)
     assert env_value(docs, container, "ARCHIPELAGO_HTTP_PORT") == str(HTTP_PORT)

@@ -8,8 +8,10 @@ import signal
 import subprocess
 from pathlib import Path
 
+import grpc
 import httpx2 as httpx
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from archipelago.v1 import lobby_pb2, salvo_pb2
 from client.grpc_client import Client
@@ -79,3 +81,30 @@ async def test_two_gateway_processes_share_the_ports_and_one_game(tmp_path: Path
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
         assert not alive(extra), "the extra gateway process stopped with the server"
+
+
+async def test_sigterm_drains_not_serving_but_serving_then_a_second_signal_stops(tmp_path: Path) -> None:
+    """A gateway told to stop first turns NOT_SERVING (gRPC health, /readyz) while every call still
+    works and liveness stays SERVING, so load balancers move players away; a second signal ends it."""
+    with serving(tmp_path, extra_env={"ARCHIPELAGO_DRAIN_S": "120"}) as (address, url, proc):
+        wait_healthy(address, proc)
+        async with httpx.AsyncClient(base_url=url, timeout=30.0) as http:
+            assert (await http.get("/readyz")).status_code == 200
+            proc.send_signal(signal.SIGTERM)
+            async with grpc.aio.insecure_channel(address) as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+                for _ in range(600):  # until the drain shows (each check is a round trip, bounded)
+                    status = (await health.Check(health_pb2.HealthCheckRequest(service=""))).status
+                    if status == health_pb2.HealthCheckResponse.NOT_SERVING:
+                        break
+                assert status == health_pb2.HealthCheckResponse.NOT_SERVING
+                live = await health.Check(health_pb2.HealthCheckRequest(service="liveness"))
+                assert live.status == health_pb2.HealthCheckResponse.SERVING
+                async with Client(address) as client:  # still serving while draining
+                    created = await client.create("salvo", seats=2, nickname="late")
+                    assert created.code
+            assert (await http.get("/readyz")).status_code == 503
+            assert (await http.get("/livez")).status_code == 200
+        assert proc.poll() is None, "still draining (120 s)"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, "the second signal stopped it well before the drain's end"
