@@ -41,6 +41,8 @@ test: install test-deps lint typecheck
 	$(VENV)/bin/pytest -q
 
 bench: install
+	@mkdir -p var
+	$(PY) -m bench.capacity --json var/capacity.json
 	$(PY) -m bench.path_bench
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.autopilot_bench
