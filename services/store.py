@@ -72,6 +72,24 @@ return 1
 """
 
 
+# Presence of open Watch streams, many games in one call: for each key (a game's presence set) drop the
+# expired streams, (re)add this gateway's with their new expiry, and let the key expire with them.
+# ARGV: now, expiry, ttl ms (0: no key expiry), then per key: the count of its members, the members.
+_TOUCH = """
+local now, expiry, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local a = 4
+for _, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local n = tonumber(ARGV[a])
+  for j = 1, n do redis.call('ZADD', key, expiry, ARGV[a + j]) end
+  a = a + n + 1
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+end
+return #KEYS
+"""
+TOUCH_CHUNK = 500  # games per presence script call
+
+
 def is_outage(exc: BaseException) -> bool:
     """Redis (or the network to it) does not answer now: a state of the world, not a bug."""
     return isinstance(exc, (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError))
@@ -160,6 +178,7 @@ class Store:
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
         self.redis: Any = aioredis.Redis(connection_pool=pool)
         self._appends = _Appends(self.redis)
+        self._touch: Any = self.redis.register_script(_TOUCH)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -358,20 +377,22 @@ class Store:
 
     # --- presence ------------------------------------------------------------------------------
     async def touch_streams(self, streams: Iterable[tuple[str, int, str]], ttl_s: float) -> None:
-        """Mark open Watch streams ``(game, seat, stream id)`` as alive for ``ttl_s`` (one round trip)."""
+        """Mark open Watch streams ``(game, seat, stream id)`` as alive for ``ttl_s``: one script call
+        per ``TOUCH_CHUNK`` games (a gateway holding 10,000 streams sent 30,000 commands in one
+        pipeline every heartbeat, stalling its event loop for half a second)."""
         now = int(time.time() * 1000)
         expiry = now + int(ttl_s * 1000)
-        pipe = self.redis.pipeline(transaction=False)
-        n = 0
+        by_game: dict[str, list[str]] = {}
         for game_id, seat, stream in streams:
-            key = self.key("presence", game_id)
-            pipe.zremrangebyscore(key, "-inf", now)  # streams of gateways that died: gone
-            pipe.zadd(key, {f"{seat}:{stream}": expiry})
-            if ttl_s > 0:
-                pipe.pexpire(key, int(ttl_s * 1000))  # the key goes with its last stream
-            n += 1
-        if n:
-            await pipe.execute()
+            by_game.setdefault(game_id, []).append(f"{seat}:{stream}")
+        games = list(by_game.items())
+        for i in range(0, len(games), TOUCH_CHUNK):
+            keys: list[str] = []
+            args: list[Any] = [now, expiry, int(ttl_s * 1000) if ttl_s > 0 else 0]
+            for game_id, members in games[i:i + TOUCH_CHUNK]:
+                keys.append(self.key("presence", game_id))
+                args += [len(members), *members]
+            await self._touch(keys=keys, args=args)
 
     async def drop_stream(self, game_id: str, seat: int, stream: str) -> None:
         await self.redis.zrem(self.key("presence", game_id), f"{seat}:{stream}")

@@ -105,6 +105,19 @@ async def test_a17_presence_is_the_set_of_live_streams(store: Store) -> None:
     assert await store.connected("g", [0, 1]) == set()
 
 
+async def test_a17_presence_of_many_games_in_chunks_with_their_keys_expiring(store: Store) -> None:
+    from services.store import TOUCH_CHUNK
+
+    games = [f"pg{i}" for i in range(2 * TOUCH_CHUNK + 7)]  # three script calls
+    await store.touch_streams([(g, seat, f"s{seat}") for g in games for seat in (0, 2)], 30)
+    for g in (games[0], games[TOUCH_CHUNK], games[-1]):
+        assert await store.connected(g, [0, 1, 2]) == {0, 2}
+        assert 0 < await store.redis.pttl(store.key("presence", g)) <= 30_000
+    await store.touch_streams([(games[-1], 0, "s0")], -1)  # one stream's gateway stopped refreshing it
+    assert await store.connected(games[-1], [0, 2]) == {2}
+    assert await store.connected(games[0], [0, 2]) == {0, 2}
+
+
 async def test_notices_reach_subscribers(store: Store) -> None:
     pubsub = store.redis.pubsub()
     await pubsub.subscribe(store.channel("g"))
