@@ -93,5 +93,7 @@ def describe_outcome(view: game_pb2.GetViewResponse) -> str:
     if out.get("draw"):
         return f"game over after round {view.round}: draw ({out.get('reason', '')})"
     winners = out.get("winners", [])
+    if not winners:  # (ended by an operator, or a lobby that expired)
+        return f"game over after round {view.round}: no winner ({out.get('reason', '')})"
     me = "you win" if view.you in winners else "you lose"
     return f"game over after round {view.round}: seat(s) {winners} won — {me} ({out.get('reason', '')})"

@@ -1,4 +1,4 @@
-"""The `archipelago` command: serve, create, bot, play.
+"""The `archipelago` command: serve, create, bot, play, admin.
 
 Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone."""
 
@@ -225,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--nickname")
     pl.add_argument("--server", help=SERVER_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
+
+    from client.admin import add_parser as add_admin
+
+    add_admin(sub)  # archipelago admin shards|games|game|end|drain|activate
     return p
 
 

@@ -30,13 +30,17 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import AsyncGenerator, Mapping
+import weakref
+from collections.abc import AsyncGenerator, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import Gauge
+from prometheus_client import REGISTRY
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
-from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Throttled, Unauthenticated
+from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Unauthenticated
 from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.limits import PEER, Limiter, Limits
 from gateway.pubsub import Notices
@@ -59,7 +63,45 @@ MAX_LABEL = 40
 AGENT_PRESENCE_S = 60.0  # an agent's player counts as connected this long after the agent's last call
 MIN_REQUEST_ID, MAX_REQUEST_ID = 16, 64
 
-WATCHERS = Gauge("archipelago_watch_streams", "open Watch streams on this gateway (every door)")
+#: the door serving the current request, for the ``door`` label of archipelago_watch_streams: the gRPC
+#: door sets "grpc", the JSON + WebSocket door "http"; the MCP door's long polls (wait_for_next_round)
+#: are the rest
+DOOR: ContextVar[str] = ContextVar("archipelago_door", default="mcp")
+WATCH_DOORS = ("grpc", "http", "mcp")
+_PRESENCES: weakref.WeakSet[Presence] = weakref.WeakSet()  # every Presence of this process (the metrics)
+
+
+def stream_census(exclude_game: str = "") -> tuple[dict[str, int], int]:
+    """(open Watch streams by door, connected players) of every player API of this process, leaving out
+    the game ``exclude_game``: what :class:`PresenceCollector` exposes (``exclude_game`` for tests)."""
+    doors: dict[str, int] = dict.fromkeys(WATCH_DOORS, 0)
+    players: set[tuple[str, int]] = set()
+    for presence in list(_PRESENCES):
+        by_door, seats = presence.census(exclude_game)
+        for door, n in by_door.items():
+            doors[door] = doors.get(door, 0) + n
+        players |= seats
+    return doors, len(players)
+
+
+class PresenceCollector(Collector):
+    """``archipelago_watch_streams{door}`` and ``archipelago_connected_players``, counted at scrape
+    time from the streams every player API of this process holds (so they can never drift)."""
+
+    def collect(self) -> Iterator[Metric]:
+        doors, players = stream_census()
+        streams = GaugeMetricFamily("archipelago_watch_streams", "Open Watch streams on this gateway, by door "
+                                    "(grpc; http: WebSocket; mcp: an agent's wait_for_next_round)", labels=["door"])
+        for door, n in doors.items():
+            streams.add_metric([door], n)
+        yield streams
+        yield GaugeMetricFamily("archipelago_connected_players", "Players (distinct game and seat) connected through "
+                                "this gateway: at least one open Watch stream here, or their AI agent's presence "
+                                "(A17, A90)", value=players)
+
+
+REGISTRY.register(PresenceCollector())
+
 
 def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
@@ -96,7 +138,8 @@ class Presence:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.streams: dict[str, Caller] = {}
+        self.streams: dict[str, Caller] = {}  # every presence here: Watch streams and agents' leases
+        self.doors: dict[str, str] = {}  # Watch stream id -> its door (leases have none)
         self._ids = itertools.count(1)
         self._prefix = secrets.token_hex(4)  # stream ids are unique across gateways
         self._task: asyncio.Task[None] | None = None
@@ -104,6 +147,7 @@ class Presence:
         # Agents' presence (A90): agent token hash -> [stream id, expiry (loop time), caller]
         self.leases: dict[str, list[Any]] = {}
         self.on_lease_end: Any = None  # async (game_id, seat, sid) -> None, set by PlayerAPI
+        _PRESENCES.add(self)
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._beat())
@@ -118,18 +162,30 @@ class Presence:
         while self._cleanup:
             await asyncio.gather(*self._cleanup, return_exceptions=True)
 
-    def open(self, who: Caller) -> str:
-        """Register a stream (no await: nothing can interrupt it half-way)."""
+    def open(self, who: Caller, door: str = "") -> str:
+        """Register a Watch stream of ``door`` (no door: an agent's lease). No await: nothing can
+        interrupt it half-way."""
         sid = f"{self._prefix}.{next(self._ids)}"
         self.streams[sid] = who
-        WATCHERS.inc()
+        if door:
+            self.doors[sid] = door
         return sid
 
     def close(self, sid: str) -> Caller | None:
-        who = self.streams.pop(sid, None)
-        if who is not None:
-            WATCHERS.dec()
-        return who
+        self.doors.pop(sid, None)
+        return self.streams.pop(sid, None)
+
+    def census(self, exclude_game: str = "") -> tuple[dict[str, int], set[tuple[str, int]]]:
+        """(open Watch streams by door, the (game, seat) pairs present here), leaving out the game
+        ``exclude_game``."""
+        streams = dict(self.streams)  # (copies: a scrape from another thread must not see them change)
+        doors: dict[str, int] = {}
+        for sid, door in list(self.doors.items()):
+            who = streams.get(sid)
+            if who is not None and who.game_id != exclude_game:
+                doors[door] = doors.get(door, 0) + 1
+        seats = {(w.game_id, w.seat) for w in streams.values() if w.game_id != exclude_game}
+        return doors, seats
 
     def later(self, coro: Any) -> None:
         """Run a cleanup coroutine to its end even if the stream's task is cancelled (tracked)."""
@@ -260,9 +316,9 @@ class PlayerAPI:
             code = new_code()
             while not await self.store.claim_code(code, game_id):
                 code = new_code()
-        shard = await self.router.place_new(game_id)
-        made = await self.router.call_shard(
-            shard, "create_game", game_id,
+        await self.router.place_new(game_id)
+        made = await self.router.call(
+            game_id, "create_game", game_id,
             {"kind": game, "config": config, "nickname": nickname, "secret_hash": hash_secret(secret),
              "public": public, "deadline_s": deadline, "code": code, "request": request})
         if summary is None and self.limiter.open_lobby_cap():  # (a cap means a known address)
@@ -273,8 +329,7 @@ class PlayerAPI:
     async def _check_open_lobbies(self) -> None:
         cap = self.limiter.open_lobby_cap()
         if cap and len(await self.store.open_lobbies(PEER.get())) >= cap:
-            raise Throttled(f"at most {cap} open lobby games per client address: start one or let one expire "
-                            f"({self.config.retention.lobby_ttl_s / 3600:g} h after its creation)", field="client")
+            raise self.limiter.too_many_lobbies(self.config.retention.lobby_ttl_s)
 
     async def join(self, *, code: str, nickname: str, request_id: str = "") -> dict[str, Any]:
         """Take a free seat of a game in its lobby. Returns game_id, seat, secret, game."""
@@ -402,12 +457,12 @@ class PlayerAPI:
         iterator, is cancelled, the client goes away), the stream is unregistered, its presence
         removed and the others told."""
         who = await self.auth(secret, game_id)
-        return self._stream(who, max(0, after_seq))
+        return self._stream(who, max(0, after_seq), DOOR.get())
 
-    async def _stream(self, who: Caller, after_seq: int) -> AsyncGenerator[dict[str, Any], None]:
+    async def _stream(self, who: Caller, after_seq: int, door: str) -> AsyncGenerator[dict[str, Any], None]:
         game_id, seat = who.game_id, who.seat
         box = self.notices.subscribe_now(game_id)  # no await before the try: nothing can leak
-        sid = self.presence.open(who)
+        sid = self.presence.open(who, door)
         try:
             await self.notices.ready(game_id)  # subscribed before the first read: no notice missed
             was = await self.store.connected(game_id, [seat])
@@ -466,4 +521,4 @@ class PlayerAPI:
         return sum(len(b) for b in self.notices.boxes.values())
 
 
-__all__ = ["ApiConfig", "Caller", "PlayerAPI", "bearer", "hash_secret"]
+__all__ = ["DOOR", "ApiConfig", "Caller", "PlayerAPI", "bearer", "hash_secret", "stream_census"]

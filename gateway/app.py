@@ -27,6 +27,7 @@ from prometheus_client import REGISTRY
 from starlette.applications import Starlette
 
 from engine.errors import Unavailable
+from gateway import admin
 from gateway.api import ApiConfig, PlayerAPI
 from gateway.grpc_door import build_server, set_serving
 from gateway.metrics import ShardCollector
@@ -89,11 +90,13 @@ class Readiness:
 
 
 async def _monitor(api: PlayerAPI, ready: Readiness) -> None:
-    """Each second: ping Redis (readiness) and every shard (wakes restarted shards and their timers)."""
+    """Each second: ping Redis (readiness), read the cluster's shard set (a drained shard is routed
+    around within a second) and ping every shard (wakes restarted shards and their timers)."""
     while True:
         try:
             async with asyncio.timeout(2.0):
                 await api.store.ping()
+                await api.router.refresh()
             await ready.redis(True)
         except Exception as exc:
             await ready.redis(False, exc)
@@ -307,6 +310,8 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
               "MCP /mcp, /healthz, /metrics)", flush=True)
         if gateways > 1:
             print(f"gateways: {gateways} processes share both ports (SO_REUSEPORT)", flush=True)
+        if not admin.off_reason(admin.token_from_env()):
+            print("admin: /admin/ on the HTTP port (`archipelago admin …`, token ARCHIPELAGO_ADMIN_TOKEN)", flush=True)
         print(f"play: {public_url}/  (in a browser)", flush=True)
         print(f"try:  {client_command()} create salvo --server {host}:{port}", flush=True)
 

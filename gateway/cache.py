@@ -26,6 +26,9 @@ class LRU(Generic[K, V]):
             self.data.move_to_end(key)
         return value
 
+    def pop(self, key: K) -> V | None:
+        return self.data.pop(key, None)
+
     def put(self, key: K, value: V) -> None:
         self.data[key] = value
         self.data.move_to_end(key)

@@ -23,7 +23,7 @@ from prometheus_client import Counter, Histogram
 from archipelago.v1 import game_pb2, lobby_pb2
 from engine.errors import InvalidOrder
 from gateway import errors, rpc
-from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
+from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.limits import PEER, grpc_peer
 
 REQUESTS = Counter("archipelago_requests_total", "player API requests by door, method and status",
@@ -99,6 +99,7 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
 def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.ServicerContext], AsyncIterator[Message]]:
     async def handle(request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
         PEER.set(grpc_peer(context.peer() or ""))
+        DOOR.set("grpc")
         try:
             if isinstance(request, Malformed):
                 raise request.error()

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from gateway import errors, web, webclient
+from gateway import admin, errors, web, webclient
 from gateway.api import PlayerAPI
 from gateway.limits import PEER
 from gateway.mcp_door import McpDoor
@@ -96,13 +96,16 @@ class PeerAddress:
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
               before_scrape: Callable[[], Awaitable[None]] | None = None,
               lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
-              host: str = "127.0.0.1", ready: Callable[[], bool] | None = None) -> Starlette:
+              host: str = "127.0.0.1", ready: Callable[[], bool] | None = None,
+              admin_token: str | None = None) -> Starlette:
     """``/healthz`` is the cluster's health (``health()``: Redis and every shard), ``/readyz`` this
     gateway's readiness (``ready()``: it can serve and is not draining — no shard is asked), ``/livez``
     that its process answers at all. ``before_scrape`` runs before each /metrics answer (it fetches
     the shards' samples); ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api`` (or
     the caller sets it). The app's own lifespan also runs the MCP door's session manager; ``host``
-    is the address served (on a loopback address the MCP door refuses other Host headers)."""
+    is the address served (on a loopback address the MCP door refuses other Host headers);
+    ``admin_token`` opens the operators' door under /admin/ (:mod:`gateway.admin`; None: read once
+    from ``ARCHIPELAGO_ADMIN_TOKEN``)."""
     async def healthz(_request: Request) -> Response:
         try:
             async with asyncio.timeout(HEALTH_TIMEOUT_S):
@@ -145,6 +148,7 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
     routes: list[Any] = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/livez", livez),
                          Route("/metrics", metrics)]
     routes += web.routes() + webclient.routes() + door.routes
+    routes += admin.routes(api, admin.token_from_env() if admin_token is None else admin_token)
     app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress)])
     return app
 

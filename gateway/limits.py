@@ -32,7 +32,10 @@ from gateway.cache import LRU
 #: the client address of the request being served ("" when unknown: never limited)
 PEER: ContextVar[str] = ContextVar("archipelago_peer", default="")
 MAX_PEERS = 100_000
-REFUSED = Counter("archipelago_throttled_total", "requests refused by a per-address limit", ["limit"])
+REFUSED = Counter("archipelago_throttled_total", "requests refused by a per-address limit (client/throttled): "
+                  "lobby calls, failed authentications, open lobby games", ["limit"])
+#: the ``limit`` label of archipelago_throttled_total, one counter each (every series there from 0)
+THROTTLED = {limit: REFUSED.labels(limit) for limit in ("lobby", "auth_failures", "open_lobbies")}
 
 
 def grpc_peer(peer: str) -> str:
@@ -116,7 +119,7 @@ class Limiter:
             return
         wait = self.lobby.wait_s(peer)
         if wait > 0:
-            REFUSED.labels("lobby").inc()
+            THROTTLED["lobby"].inc()
             raise Throttled(f"too many lobby calls from this address: retry in {math.ceil(wait)} s",
                             field="client")
         self.lobby.take(peer)
@@ -125,7 +128,7 @@ class Limiter:
         """Refuse at once while the current address has spent its failed authentications."""
         peer = self._peer()
         if peer and (wait := self.failures.wait_s(peer)) > 0:
-            REFUSED.labels("auth").inc()
+            THROTTLED["auth_failures"].inc()
             raise Throttled(f"too many failed authentications from this address: retry in {math.ceil(wait)} s",
                             field="authorization")
 
@@ -138,5 +141,11 @@ class Limiter:
         """The cap on open lobby games of the current address (0: none)."""
         return self.limits.open_lobbies if self._peer() else 0
 
+    def too_many_lobbies(self, ttl_s: float) -> Throttled:
+        """The refusal of a create beyond :meth:`open_lobby_cap` (counted)."""
+        THROTTLED["open_lobbies"].inc()
+        return Throttled(f"at most {self.limits.open_lobbies} open lobby games per client address: start one or "
+                         f"let one expire ({ttl_s / 3600:g} h after its creation)", field="client")
 
-__all__ = ["PEER", "Limiter", "Limits", "grpc_peer"]
+
+__all__ = ["PEER", "THROTTLED", "Limiter", "Limits", "grpc_peer"]

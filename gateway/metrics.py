@@ -1,22 +1,31 @@
-"""The shards' metrics, exposed on the gateway's ``/metrics`` with a ``shard`` label."""
+"""The shards' metrics, exposed on the gateway's ``/metrics`` with a ``shard`` label.
+
+A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`)
+comes out once: the gateway's own samples, without a ``shard`` label, then every shard's. (Two
+families of one name in a scrape are refused, so the gateway's are registered nowhere else.)
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from gateway.router import ShardRouter
-from services.metrics import Family
+from services.metrics import PROCESS_REDIS, Family
 
 
 class ShardCollector(Collector):
-    """A Prometheus collector over the latest snapshot of every shard (see :meth:`refresh`)."""
+    """A Prometheus collector over the latest snapshot of every shard (see :meth:`refresh`), merged with
+    this process's metrics of the same names (``local``: the gateway's Redis metrics)."""
 
-    def __init__(self, router: ShardRouter) -> None:
+    def __init__(self, router: ShardRouter,
+                 local: Iterable[Any] = (PROCESS_REDIS.seconds, PROCESS_REDIS.errors)) -> None:
         self.router = router
+        self.local = tuple(local)
         self.snapshots: dict[str, list[Family]] = {}
 
     async def refresh(self, timeout_s: float = 5.0) -> None:
@@ -31,11 +40,15 @@ class ShardCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         families: dict[str, Metric] = {}
+        for metric in self.local:
+            for own in metric.collect():
+                fam = families[own.name] = Metric(own.name, own.documentation, own.type)
+                fam.samples.extend(own.samples)
         for shard, snap in sorted(self.snapshots.items()):
             for name, typ, doc, samples in snap:
-                fam = families.get(name)
-                if fam is None:
-                    fam = families[name] = Metric(name, doc, typ)
+                merged = families.get(name)
+                if merged is None:
+                    merged = families[name] = Metric(name, doc, typ)
                 for sample, labels, v in samples:
-                    fam.add_sample(sample, {**labels, "shard": shard}, v)
+                    merged.add_sample(sample, {**labels, "shard": shard}, v)
         yield from families.values()

@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from archipelago.v1 import game_pb2
 from engine.errors import GameError, InvalidOrder, NotFound
 from gateway import errors, rpc
-from gateway.api import MAX_REQUEST_BYTES, PlayerAPI, bearer
+from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.grpc_door import LATENCY, REQUESTS
 
 MAX_BODY = MAX_REQUEST_BYTES
@@ -122,6 +122,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
                 raise InvalidOrder("authorization is a string: \"Bearer <secret>\"", field="authorization", rule="A3")
             secret = bearer(authorization) or bearer(ws.headers.get("authorization"))
             req = parse(hello, game_pb2.WatchRequest)
+            DOOR.set("http")
             updates = await rpc.watch(api, req, secret)  # type: ignore[arg-type]
         except WebSocketDisconnect:
             return

@@ -25,11 +25,13 @@ Supervision of embedded mode ("processes you start, you own"):
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import ctypes
 import dataclasses
 import fcntl
+import json
 import logging
 import os
 import queue
@@ -479,9 +481,17 @@ def shard_names(count: int) -> list[str]:
     return [f"shard-{i}" for i in range(count)]
 
 
-def start_shards(count: int, redis_url: str, *, prefix: str = "arch:", namespace: str = "archipelago",
+def shard_resources() -> dict[str, float]:
+    """Custom Ray resources each shard asks for (``ARCHIPELAGO_SHARD_RESOURCES``, JSON, e.g.
+    ``{"archipelago_shard": 1}`` where only the worker nodes offer that resource): none by default."""
+    raw = os.environ.get("ARCHIPELAGO_SHARD_RESOURCES", "").strip()
+    return {str(k): float(v) for k, v in json.loads(raw).items()} if raw else {}
+
+
+def start_shards(count: int | list[str], redis_url: str, *, prefix: str = "arch:", namespace: str = "archipelago",
                  detached: bool = False) -> list[Any]:
-    """Create (or find) the named GameShard actors ``shard-0 .. shard-{count-1}``."""
+    """Create (or find) the named GameShard actors (``count`` of them, ``shard-0 …``, or these names),
+    spread over the Ray nodes."""
     import ray
 
     from services.game_actor import Retention
@@ -490,11 +500,15 @@ def start_shards(count: int, redis_url: str, *, prefix: str = "arch:", namespace
     retention = dataclasses.asdict(Retention.from_env())  # the starting process's environment
     actor_cls: Any = ray.remote(GameShard)
     handles = []
-    for name in shard_names(count):
+    resources = shard_resources()
+    for name in shard_names(count) if isinstance(count, int) else count:
         opts: dict[str, Any] = {
             "name": name, "namespace": namespace, "get_if_exists": True, "num_cpus": 0,
             "max_restarts": -1, "max_task_retries": -1, "max_concurrency": 1000,
+            "scheduling_strategy": "SPREAD",
         }
+        if resources:
+            opts["resources"] = resources
         if detached:
             opts["lifetime"] = "detached"
         handles.append(actor_cls.options(**opts).remote(name, redis_url, prefix, retention))
@@ -531,6 +545,25 @@ class Embedded:
             self.lock.release()
 
 
+def the_shard_set(redis_url: str, prefix: str, wanted: list[str]) -> list[str]:
+    """The cluster's shard names: the set recorded in Redis, or ``wanted`` recorded now (the first
+    ``serve`` of a cluster decides; a later one with another ``--shards`` says so and follows it)."""
+    from services.store import Store
+
+    async def ensure() -> dict[str, str]:
+        store = Store(redis_url, prefix, client_name="archipelago-serve")
+        try:
+            return await store.ensure_shard_set(wanted)
+        finally:
+            await store.close()
+
+    names = sorted(asyncio.run(ensure()), key=lambda n: (len(n), n))
+    if names != wanted:
+        print(f"shards: the cluster's shard set (in Redis) is {', '.join(names)}; --shards {len(wanted)} "
+              "does not change it (see `archipelago admin shards`)", flush=True)
+    return names
+
+
 def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago", prefix: str = "arch:",
                    redis_url: str | None = None, ray_address: str | None = None,
                    redis_port: int | None = None) -> Embedded:
@@ -559,10 +592,11 @@ def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago
         with _marked_environment(data_dir) if local_node else contextlib.nullcontext():
             init_ray(ray_address, namespace=namespace)
         print(f"ray: {'joined ' + ray_address if ray_address else 'local node started'}", flush=True)
-        cluster.handles = start_shards(shards, cluster.redis_url, prefix=prefix, namespace=namespace,
+        cluster.shards = the_shard_set(cluster.redis_url, prefix, shard_names(shards))
+        cluster.handles = start_shards(cluster.shards, cluster.redis_url, prefix=prefix, namespace=namespace,
                                        detached=bool(ray_address))
     except BaseException:
         cluster.stop()
         raise
-    print(f"shards: {shards} GameShard actors up", flush=True)
+    print(f"shards: {len(cluster.shards)} GameShard actors up", flush=True)
     return cluster

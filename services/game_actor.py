@@ -51,6 +51,7 @@ SUBMISSIONS_PER_ROUND = 100  # resubmitting is allowed (A16), but not without en
 ACTIONS_PER_ROUND = 100  # the engine bounds each kind (A53); this bounds them all
 MAX_KEY_LEN = 64
 WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
+ENDED = "ended"  # the outcome's reason when an operator ended the game (the admin door)
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,8 @@ class GameActor:
             self._wake_waiters()  # nothing comes: readers waiting for it look again
             raise
         self.writing = 0
+        if entry["op"] == "act":  # (journaled: a player's Act, or an automatic trade of standing orders)
+            metrics.count_action(entry["action"])
         if entry["op"] == "close":
             with metrics.RESOLUTION.time(), tracing.span("engine.resolve", game=self.game_id,
                                                          round=self.state.round):
@@ -378,6 +381,18 @@ class GameActor:
         self.outcome = {"winners": [], "draw": False, "reason": "expired", "scores": []}
         self.deadline_ms = None
         self._push("game_over", round_=0, status=OVER, data={"outcome": self.outcome})
+        self.on_deadline(self.game_id, None)
+
+    def _apply_end(self, e: Mapping[str, Any]) -> None:
+        """An operator ended the game (the admin door, :meth:`end`): no winner, reason "ended". The
+        operator's own words are not journaled: no player ever sees them."""
+        self.status = OVER
+        self.final_round = self.state.round if self.state is not None else 0
+        self.outcome = {"winners": [], "draw": False, "reason": ENDED, "scores": []}
+        self.deadline_ms = None
+        self.submissions = {}
+        self.keys = {}
+        self._push("game_over", round_=self.final_round, status=OVER, data={"outcome": self.outcome})
         self.on_deadline(self.game_id, None)
 
     async def _retire(self) -> None:
@@ -597,6 +612,22 @@ class GameActor:
             await self._close(early=False)
             return True
 
+    async def end(self, reason: str = "") -> dict[str, Any]:
+        """An operator ends the game now (the admin door), in its lobby or running: journaled as
+        ``end`` before the answer, applied (status OVER, no winner, reason "ended", the deadline
+        cleared, ``game_over`` to every player, whose streams then end), then retired like any
+        finished game. Idempotent: a game already over answers its outcome again (``ended`` False).
+        ``reason``, the operator's words, goes to the log and the answer only."""
+        async with self.lock:
+            self._engine()  # (NotFound for a game not created)
+            ended = self.status != OVER
+            if ended:
+                await self._commit({"op": "end", "at": self.now_ms()})
+                log.info("game %s ended by an operator: %r", self.game_id, reason[:200])
+                await self._retire()
+            return {"game_id": self.game_id, "ended": ended, "status": self.status, "round": self.final_round,
+                    "version": self.version, "outcome": self.outcome}
+
     async def _standing_actions(self, engine: Game) -> None:
         """A74: the automatic trades of players who did not submit, each journaled as an action."""
         for seat in engine.expected_players(self.state):
@@ -662,6 +693,8 @@ class GameActor:
         }
         if self.state is not None:
             out["view"] = engine.view(self.state, seat, self.last_events)
+            if self.status == OVER and self.outcome is not None and out["view"].get("outcome") is None:
+                out["view"]["outcome"] = dict(self.outcome)  # ended by an operator: the engine's game went on
         sub = self.submissions.get(seat)
         if sub is not None:
             out["pending"] = sub.orders
@@ -693,6 +726,33 @@ class GameActor:
         s = self.seats[seat]
         return {"game_id": self.game_id, "seat": seat, "nickname": s.nickname, "game": self.kind,
                 "code": self.code, "host": seat == 0, "status": self.status}
+
+    # ------------------------------------------------------------------ for operators (the admin door)
+    # Public facts only — what every player of the game may know (the summary, the players' list of
+    # the views, the outcome) — never a secret's hash, a fleet, a unit or anything else of the engine's
+    # state.
+    def brief(self) -> dict[str, Any]:
+        """One line of a shard's listing."""
+        round_ = self.final_round if self.status == OVER else self.state.round if self.state is not None else 0
+        return {"game_id": self.game_id, "game": self.kind, "status": self.status, "round": round_,
+                "deadline_unix_ms": self.deadline_ms or 0, "journal_length": self.version,
+                "players": sum(1 for s in self.seats if not s.bot), "autopilot": sum(1 for s in self.seats if s.bot),
+                "seats": self.seats_total}
+
+    async def inspect(self) -> dict[str, Any]:
+        """The game as an operator sees it: its summary, where it stands, its players."""
+        self._engine()
+        connected = await self.store.connected(self.game_id, range(len(self.seats)))
+        now = self.now_ms()
+        return {**self.brief(), "summary": self.summary(), "version": self.version,
+                "round_version": self.round_version, "created_unix_ms": self.created_ms,
+                "time_left_ms": max(0, self.deadline_ms - now) if self.deadline_ms else 0,
+                "outcome": self.outcome,
+                "players": [{"seat": s.seat, "nickname": s.nickname, "host": s.seat == 0,
+                             "connected": s.seat in connected, "autopilot": s.bot,
+                             "submitted": s.seat in self.submissions and not self.submissions[s.seat].draft,
+                             "draft": s.seat in self.submissions and self.submissions[s.seat].draft}
+                            for s in self.seats]}
 
 
 __all__ = ["LOBBY", "OVER", "RUNNING", "GameActor", "Journal"]

@@ -20,6 +20,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from engine import GAMES
 from engine.errors import NotFound
 from services import metrics, tracing
 from services.game_actor import GameActor, Retention, wall_ms
@@ -31,6 +32,11 @@ EVICT_IDLE_MS = int(float(os.environ.get("ARCHIPELAGO_EVICT_IDLE_S", "600")) * 1
 EVICT_EVERY_MS = 60_000
 FIRE_AT_ONCE = 64  # deadlines closed concurrently by one shard
 T = TypeVar("T")
+
+
+class Moved(Exception):
+    """This shard is draining: the caller (the gateway's router) places the game on an active shard
+    and calls that one. Never reaches a client."""
 
 
 class ShardCore:
@@ -55,6 +61,7 @@ class ShardCore:
         self._used: dict[str, int] = {}  # game -> last use (ms)
         self._next_eviction = 0
         self._recording: set[asyncio.Task[None]] = set()
+        self.draining = False  # (see set_draining)
 
     # ---------------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -64,6 +71,8 @@ class ShardCore:
         async with self._start_lock:
             if self._started:
                 return
+            # (a restarted shard that was draining goes on draining)
+            self.draining = (await self.store.shard_set()).get(self.name) == "draining"
             for game_id, deadline in await self.store.deadlines(self.name):
                 self._arm(game_id, deadline)
             await self.store.heartbeat_shard(self.name, self.now_ms())
@@ -106,6 +115,8 @@ class ShardCore:
             del self._loading[game_id]
 
     async def create_game(self, game_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        if self.draining:
+            raise Moved(game_id)
         self._busy[game_id] = self._busy.get(game_id, 0) + 1
         try:
             actor = self.games.get(game_id)
@@ -162,7 +173,9 @@ class ShardCore:
     async def fire_due(self) -> int:
         """Close every round whose deadline passed, up to ``FIRE_AT_ONCE`` games at a time (each one
         waits for its journal write: one after the other, 10,000 deadlines due in the same second
-        would close seconds late); returns how many closed."""
+        would close seconds late); returns how many closed. None while draining."""
+        if self.draining:
+            return 0
         gate = asyncio.Semaphore(FIRE_AT_ONCE)
 
         async def fire(game_id: str, deadline: int) -> bool:
@@ -224,6 +237,8 @@ class ShardCore:
         """The game actor for one call; a game in use is never evicted from memory. If the journal
         has moved on without it (:class:`JournalConflict`: another writer appended), it is dropped,
         to be reloaded from the journal by the next call."""
+        if self.draining:
+            raise Moved(game_id)
         self._busy[game_id] = self._busy.get(game_id, 0) + 1
         try:
             actor = await self.game(game_id)
@@ -241,6 +256,32 @@ class ShardCore:
                 self._busy[game_id] = left
             else:
                 del self._busy[game_id]
+
+    # ---------------------------------------------------------------- draining
+    async def set_draining(self, draining: bool) -> dict[str, Any]:
+        """Draining: every new call is refused with :class:`Moved` (the router places the game on an
+        active shard, which loads it from its journal), the timer fires no deadline (the router moves
+        this shard's deadline index to the new owners), and the games leave memory as their calls in
+        flight end (:meth:`release`). Calls already running finish here; their journal writes are
+        fenced, so a game loaded elsewhere meanwhile never gets an entry twice."""
+        self.draining = draining
+        return {"draining": draining, "held": await self.release()}
+
+    async def release(self) -> int:
+        """While draining: drop the games with no call in flight; returns how many are still held.
+        (Their deadline changes are recorded first, so what the router moves next is complete.)"""
+        await self.flush()
+        if self.draining:
+            for game_id in [g for g in self.games if g not in self._busy]:
+                del self.games[game_id]
+                self._used.pop(game_id, None)
+                self._deadline.pop(game_id, None)  # (its heap entry is now stale)
+        return len(self.games)
+
+    async def adopt(self, game_id: str) -> dict[str, Any]:
+        """Load a game moved here (its deadline, if any, is armed)."""
+        async with self.using(game_id) as actor:
+            return {"version": actor.version, "deadline_ms": actor.deadline_ms}
 
     def evict_idle(self, idle_ms: int) -> int:
         """Drop from memory the games nobody used for ``idle_ms`` (they reload from the journal on
@@ -302,9 +343,38 @@ class ShardCore:
             return {"version": actor.version,
                     "hash": state_hash(actor.state) if actor.state is not None else ""}
 
+    # ---------------------------------------------------------------- for operators (the admin door)
+    async def list_games(self) -> dict[str, Any]:
+        """This shard's games in memory (public facts, :meth:`GameActor.brief`) and its deadline index
+        (game id -> deadline, Unix ms: the games it owns a deadline of, loaded or not)."""
+        games = [actor.brief() for actor in list(self.games.values()) if actor.version]  # (not half-created)
+        index = await self.store.deadlines(self.name)
+        return {"shard": self.name, "games": sorted(games, key=lambda g: g["game_id"]),
+                "deadlines": [{"game_id": g, "deadline_unix_ms": d} for g, d in index]}
+
+    async def inspect(self, game_id: str) -> dict[str, Any]:
+        """One game's public state (:meth:`GameActor.inspect`) and this shard's name."""
+        async with self.using(game_id) as actor:
+            return {**await actor.inspect(), "shard": self.name}
+
+    async def end_game(self, game_id: str, reason: str = "") -> dict[str, Any]:
+        """End a game now (:meth:`GameActor.end`; idempotent)."""
+        async with self.using(game_id) as actor:
+            return {**await actor.end(reason), "shard": self.name}
+
+    def census(self) -> dict[tuple[str, str], int]:
+        """How many games this shard holds in memory, by (kind, phase): phase is lobby, running or
+        over. A game whose creation is not journaled yet has no kind: not counted."""
+        out: dict[tuple[str, str], int] = {}
+        for actor in self.games.values():
+            if actor.kind:
+                key = (actor.kind, actor.status)
+                out[key] = out.get(key, 0) + 1
+        return out
+
     async def stats(self) -> dict[str, Any]:
         return {"name": self.name, "pid": os.getpid(), "games": len(self.games),
-                "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired}
+                "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired, "draining": self.draining}
 
 
 def error_dict(exc: BaseException) -> dict[str, Any]:
@@ -331,7 +401,7 @@ class GameShard:
                  retention: dict[str, float] | None = None) -> None:
         logging.basicConfig(level=logging.INFO)
         tracing.setup("archipelago-shard")
-        store = Store(redis_url, prefix, client_name=f"archipelago-{name}")
+        store = Store(redis_url, prefix, client_name=f"archipelago-{name}", metrics=metrics.SHARD_REDIS)
         self.core = ShardCore(name, store, retention=Retention(**(retention or {})))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -339,6 +409,8 @@ class GameShard:
         await self.core.start()
         try:
             result = await self.core.reloading(getattr(self.core, method), *args, **kwargs)
+        except Moved:
+            return {"moved": True}
         except Exception as exc:
             err = error_dict(exc)
             if err["type"] == "Internal":
@@ -358,6 +430,10 @@ class GameShard:
         """This shard process's metric samples (collected by the gateway's /metrics)."""
 
         metrics.GAMES.set(len(self.core.games))
+        census = self.core.census()
+        for kind in sorted({*GAMES, *(k for k, _ in census)}):
+            for phase in metrics.PHASES:
+                metrics.GAMES_BY_PHASE.labels(kind, phase).set(census.get((kind, phase), 0))
         return metrics.snapshot()
 
     async def ping(self) -> dict[str, Any]:

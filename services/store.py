@@ -34,6 +34,11 @@ outlives it: presence keys expire with their streams, deadlines and the open lis
 **Connections**: one bounded, blocking pool per process (``MAX_CONNECTIONS``): a command waits for a
 free connection (up to ``POOL_TIMEOUT_S``, then fails as an outage) instead of opening one more.
 The gateway's Watch streams share one pub/sub connection (:mod:`gateway.pubsub`).
+
+**Metrics** (:class:`services.metrics.RedisMetrics`): every command's round trip is timed, and every
+pipeline's once as one round trip (journal appends leave in pipelines: one observation for many
+appends); a command or pipeline that fails after the retries counts as an error, ``outage`` or
+``other``. The pub/sub connection is not timed (its reads wait for notices by design).
 """
 
 from __future__ import annotations
@@ -50,11 +55,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from services.metrics import PROCESS_REDIS, RedisMetrics
 
 
 class JournalConflict(Exception):
@@ -89,6 +97,24 @@ return #KEYS
 """
 TOUCH_CHUNK = 500  # games per presence script call
 
+# Move a game from shard ARGV[1] to ARGV[2] if it is still placed on ARGV[1] (or nowhere): its
+# placement (keeping its time to live) and its deadline-index entry; returns where it is placed now.
+# KEYS: placement, the old shard's deadline index, the new one's, the current owner's (if moved).
+_MOVE = """
+local at = redis.call('GET', KEYS[1])
+local d = redis.call('ZSCORE', KEYS[2], ARGV[3])
+if d then redis.call('ZREM', KEYS[2], ARGV[3]) end
+if at and at ~= ARGV[1] then
+  -- moved already: an entry the old shard wrote since (a call it was finishing) goes to the owner's
+  -- index unless that has one
+  if d then redis.call('ZADD', KEYS[4], 'NX', d, ARGV[3]) end
+  return at
+end
+if at then redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') else redis.call('SET', KEYS[1], ARGV[2]) end
+if d then redis.call('ZADD', KEYS[3], d, ARGV[3]) end
+return ARGV[2]
+"""
+
 
 def is_outage(exc: BaseException) -> bool:
     """Redis (or the network to it) does not answer now: a state of the world, not a bug."""
@@ -98,6 +124,53 @@ def is_outage(exc: BaseException) -> bool:
 MAX_CONNECTIONS = int(os.environ.get("ARCHIPELAGO_REDIS_CONNECTIONS", "32"))  # per process
 POOL_TIMEOUT_S = 10.0
 RETRIES = 3  # after a lost connection: 50, 100, 200 ms, then the caller gets server/unavailable
+
+
+#: answers every caller handles by design, not failures: an optimistic transaction that lost a race
+#: (retried), a script Redis does not hold yet (loaded, then called again)
+_HANDLED = (WatchError, NoScriptError)
+
+
+class _MeteredPipeline(Pipeline):
+    """A pipeline whose ``execute`` is timed once, as one round trip (its queued commands are not)."""
+
+    metrics: RedisMetrics = PROCESS_REDIS
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        name = "MULTI" if self.is_transaction or self.explicit_transaction else "PIPELINE"
+        start = time.perf_counter()
+        try:
+            result = await super().execute(raise_on_error)
+        except Exception as exc:
+            self.metrics.observe(name, time.perf_counter() - start)
+            if not isinstance(exc, _HANDLED):
+                self.metrics.failed(is_outage(exc))
+            raise
+        self.metrics.observe(name, time.perf_counter() - start)
+        return result
+
+
+class _MeteredRedis(aioredis.Redis):
+    """The Redis client with every command timed and every failure (after the retries) counted."""
+
+    metrics: RedisMetrics = PROCESS_REDIS
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            result = await super().execute_command(*args, **options)
+        except Exception as exc:
+            self.metrics.observe(str(args[0]), time.perf_counter() - start)
+            if not isinstance(exc, _HANDLED):
+                self.metrics.failed(is_outage(exc))
+            raise
+        self.metrics.observe(str(args[0]), time.perf_counter() - start)
+        return result
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
+        pipe = _MeteredPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+        pipe.metrics = self.metrics
+        return pipe
 
 
 def dumps(obj: Any) -> str:
@@ -164,7 +237,8 @@ class Store:
     """Async access to the cluster's Redis. One instance per process (gateway or shard)."""
 
     def __init__(self, url: str, prefix: str = "arch:", max_connections: int = MAX_CONNECTIONS,
-                 client_name: str = "archipelago") -> None:
+                 client_name: str = "archipelago", metrics: RedisMetrics = PROCESS_REDIS) -> None:
+        """``metrics``: where the Redis round trips and errors are counted (a shard passes its registry's)."""
         self.url = url
         self.prefix = prefix
         # Retried with backoff on a lost connection (a restarted Redis closes every pooled one): safe,
@@ -176,9 +250,11 @@ class Store:
             socket_connect_timeout=5.0, client_name=client_name, retry=retry,
             retry_on_error=[RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError])
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
-        self.redis: Any = aioredis.Redis(connection_pool=pool)
+        self.redis: Any = _MeteredRedis(connection_pool=pool)
+        self.redis.metrics = self.metrics = metrics
         self._appends = _Appends(self.redis)
         self._touch: Any = self.redis.register_script(_TOUCH)
+        self._move: Any = self.redis.register_script(_MOVE)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -321,6 +397,13 @@ class Store:
         raw = await self.redis.get(self.key("g", game_id, "summary"))
         return None if raw is None else dict(json.loads(raw))
 
+    async def summaries(self, game_ids: list[str]) -> list[dict[str, Any] | None]:
+        """The summaries of many games in one round trip (None for a game that has none)."""
+        if not game_ids:
+            return []
+        raws = await self.redis.mget([self.key("g", g, "summary") for g in game_ids])
+        return [None if r is None else dict(json.loads(r)) for r in raws]
+
     async def open_games(self, limit: int = 100) -> list[dict[str, Any]]:
         ids = await self.redis.zrevrange(self.key("open"), 0, limit - 1)
         if not ids:
@@ -333,11 +416,39 @@ class Store:
         value = await self.redis.get(self.key("place", game_id))
         return None if value is None else str(value)
 
+    async def shard_set(self) -> dict[str, str]:
+        """The cluster's shards: name -> state ("active" or "draining"), one configuration for every
+        gateway (the first ``serve`` of a cluster writes it)."""
+        return {str(k): str(v) for k, v in (await self.redis.hgetall(self.key("shardset"))).items()}
+
+    async def ensure_shard_set(self, names: list[str]) -> dict[str, str]:
+        """The recorded shard set, or ``names`` (all active) recorded now if there is none."""
+        await self.redis.eval("if redis.call('EXISTS', KEYS[1]) == 0 then "
+                              "for _, n in ipairs(ARGV) do redis.call('HSET', KEYS[1], n, 'active') end end",
+                              1, self.key("shardset"), *names)  # (atomic: the first writer's set wins)
+        return await self.shard_set()
+
+    async def set_shard_state(self, name: str, state: str) -> None:
+        await self.redis.hset(self.key("shardset"), name, state)
+
+    async def move(self, game_id: str, old: str, new: str) -> str:
+        """Move a game's placement from ``old`` to ``new`` (with its entry in the deadline index),
+        unless it is no longer on ``old``; returns where it is now."""
+        at = await self.placement(game_id)
+        owner = at if at is not None and at != old else new
+        keys = [self.key("place", game_id), self.key("deadlines", old), self.key("deadlines", new),
+                self.key("deadlines", owner)]
+        return str(await self._move(keys=keys, args=[old, new, game_id]))
+
     async def place(self, game_id: str, shard: str) -> str:
         """Record ``game -> shard`` unless already placed (then return the recorded shard)."""
+        return (await self.claim_placement(game_id, shard))[0]
+
+    async def claim_placement(self, game_id: str, shard: str) -> tuple[str, bool]:
+        """:meth:`place`, and whether this call recorded the placement (False: it was there already)."""
         key = self.key("place", game_id)
         value = await self.redis.set(key, shard, nx=True, get=True)  # the recorded shard, None if new
-        return shard if value is None else str(value)
+        return (shard, True) if value is None else (str(value), False)
 
     # --- open lobbies per client address (a cap against lobby spam) ----------------------------------
     async def open_lobbies(self, peer: str) -> list[str]:

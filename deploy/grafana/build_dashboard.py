@@ -34,6 +34,9 @@ SERVER_ERRORS = f'code=~"{SERVER_CODES}"'
 NOT_OK = 'code!="OK"'
 GRPC_DOOR = 'door="grpc"'
 EARLY = 'how="early"'
+#: the Redis families hold the gateways' own series (no shard label) and every shard's (shard="shard-N")
+GATEWAY_OWN = 'shard=""'
+SHARDS_OWN = 'shard!=""'
 
 
 def sel(extra: str = "") -> str:
@@ -51,14 +54,15 @@ def shard_rate(metric: str, labels: str = "", extra: str = "") -> str:
     return f"max by ({by}) ({rate(metric, extra)})"
 
 
-def quantile(q: float, metric: str, by: str = "") -> str:
+def quantile(q: float, metric: str, by: str = "", extra: str = "") -> str:
     """A quantile of a gateway histogram, over every gateway."""
-    return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({rate(metric + '_bucket')}))"
+    inner = rate(metric + "_bucket", extra)
+    return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
 
 
-def shard_quantile(q: float, metric: str, by: str = "") -> str:
+def shard_quantile(q: float, metric: str, by: str = "", extra: str = "") -> str:
     """A quantile of a shard histogram: every shard's buckets once, summed (``by`` "shard": per shard)."""
-    inner = shard_rate(metric + "_bucket", "le")
+    inner = shard_rate(metric + "_bucket", ", ".join(x for x in ("le", by) if x and x != "shard"), extra)
     return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
 
 
@@ -95,6 +99,7 @@ def stat(title: str, expr: str, description: str, unit: str = "short") -> Panel:
 
 
 GAMES_BY_SHARD = f"max by (shard) (archipelago_shard_games{sel()})"
+GAMES_BY_PHASE = f"max by (shard, kind, phase) (archipelago_games{sel()})"
 
 ROWS: list[Row] = [
     Row("Health", [
@@ -158,12 +163,29 @@ ROWS: list[Row] = [
             Target(shard_quantile(0.5, "archipelago_deadline_lateness_seconds"), "p50"),
             Target(shard_quantile(0.99, "archipelago_deadline_lateness_seconds"), "p99"),
         ), "How long after its deadline a round was closed (journaled), every shard.", unit="s"),
+        Panel.of("Games by kind and phase", f"sum by (kind, phase) ({GAMES_BY_PHASE})",
+                 "Games the shards hold in memory, by kind (salvo, archipelago) and phase (lobby, running, over). "
+                 "Idle games leave memory and are not counted until they reload.",
+                 legend="{{kind}} {{phase}}", stack=True),
+        Panel.of("Actions/s by kind", f"sum by (kind) ({shard_rate('archipelago_actions_total', 'kind')})",
+                 "Immediate actions journaled a second (the Act rpc: chat, bank, trade offers and answers; and "
+                 "the automatic trades of standing orders), every shard.", legend="{{kind}}", unit="ops",
+                 stack=True),
     ]),
     Row("Players", [
         stat("Open Watch streams", f"sum(archipelago_watch_streams{sel()})",
              "Open Watch streams (players with a game open), every door and gateway."),
         Panel.of("Open Watch streams by gateway", f"sum by (pod) (archipelago_watch_streams{sel()})",
                  "Watch streams each gateway pod holds.", legend="{{pod}}", width=18, stack=True),
+        stat("Connected players", f"sum(archipelago_connected_players{sel()})",
+             "Players connected (A17): a Watch stream open, or their AI agent's presence, summed over the "
+             "gateways (a player with streams on two gateways counts on each)."),
+        Panel.of("Open Watch streams by door", f"sum by (door) (archipelago_watch_streams{sel()})",
+                 "grpc; http: the WebSocket of the JSON door; mcp: AI agents waiting for the next round.",
+                 legend="{{door}}", width=9, stack=True),
+        Panel.of("Connected players by gateway", f"sum by (pod) (archipelago_connected_players{sel()})",
+                 "Distinct players (game and seat) each gateway pod holds a stream or an agent's presence for.",
+                 legend="{{pod}}", width=9, stack=True),
     ]),
     Row("Errors", [
         Panel.of("Errors/s by status", f"sum by (code) ({rate('archipelago_requests_total', NOT_OK)})",
@@ -172,8 +194,8 @@ ROWS: list[Row] = [
         Panel.of("Errors/s by method", f"sum by (method, code) ({rate('archipelago_requests_total', NOT_OK)})",
                  "Which rpcs fail, and how.", legend="{{method}} {{code}}", unit="reqps"),
         Panel.of("Throttled/s by limit", f"sum by (limit) ({rate('archipelago_throttled_total')})",
-                 "Requests refused by a per-address limit (client/throttled): lobby calls or failed "
-                 "authentications. Behind a proxy every client shares its address.",
+                 "Requests refused by a per-address limit (client/throttled): lobby calls, failed "
+                 "authentications, open lobby games. Behind a proxy every client shares its address.",
                  legend="{{limit}}", unit="reqps", width=24),
     ]),
     Row("Shard balance", [
@@ -186,7 +208,38 @@ ROWS: list[Row] = [
                  "Work per shard.", legend="{{shard}}", unit="ops", width=8),
         Panel.of("Journal write p99 by shard",
                  shard_quantile(0.99, "archipelago_journal_write_seconds", "shard"),
-                 "A shard slower than the others to journal.", legend="{{shard}}", unit="s", width=24),
+                 "A shard slower than the others to journal.", legend="{{shard}}", unit="s"),
+        Panel("Placements and moves/s", (
+            Target(f"sum({rate('archipelago_placements_total')})", "placed"),
+            Target(f"sum({rate('archipelago_placement_moves_total')})", "moved"),
+        ), "New games placed on a shard, and games moved to another shard (draining a shard moves its games).",
+            unit="ops"),
+    ]),
+    Row("Redis", [
+        Panel("Redis round trip p50 / p99", (
+            Target(quantile(0.5, "archipelago_redis_command_seconds", extra=GATEWAY_OWN), "p50 gateways"),
+            Target(quantile(0.99, "archipelago_redis_command_seconds", extra=GATEWAY_OWN), "p99 gateways"),
+            Target(shard_quantile(0.5, "archipelago_redis_command_seconds", extra=SHARDS_OWN), "p50 shards"),
+            Target(shard_quantile(0.99, "archipelago_redis_command_seconds", extra=SHARDS_OWN), "p99 shards"),
+        ), "Every Redis command, and every pipeline once (the journal's appends), from asking to the answer, a "
+           "wait for a pooled connection included.", unit="s"),
+        Panel("Redis p99 by command", (
+            Target(quantile(0.99, "archipelago_redis_command_seconds", "command", GATEWAY_OWN),
+                   "gateways {{command}}"),
+            Target(shard_quantile(0.99, "archipelago_redis_command_seconds", "command", SHARDS_OWN),
+                   "shards {{command}}"),
+        ), "PIPELINE and MULTI: a pipeline's round trip (the shards' journal appends are PIPELINE).", unit="s"),
+        Panel("Redis commands/s", (
+            Target(f"sum({rate('archipelago_redis_command_seconds_count', GATEWAY_OWN)})", "gateways"),
+            Target(f"sum({shard_rate('archipelago_redis_command_seconds_count', 'command', SHARDS_OWN)})",
+                   "shards"),
+        ), "Round trips to Redis a second (a pipeline is one).", unit="ops"),
+        Panel("Redis errors/s by kind", (
+            Target(f"sum by (kind) ({rate('archipelago_redis_errors_total', GATEWAY_OWN)})", "gateways {{kind}}"),
+            Target(f"sum by (kind) ({shard_rate('archipelago_redis_errors_total', 'kind', SHARDS_OWN)})",
+                   "shards {{kind}}"),
+        ), "Redis commands that failed after the client's retries: outage (Redis does not answer; clients get "
+           "server/unavailable) or other.", unit="ops", stack=True),
     ]),
     Row("Gateway processes", [
         Panel.of("Gateway memory", f"sum by (pod) (process_resident_memory_bytes{sel()})",

@@ -23,34 +23,24 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from archipelago.v1 import lobby_pb2
-from client.bot import choose_orders
-from client.errors import ApiError
 from client.grpc_client import Client
-from client.views import orders_message
 from services.cluster import RedisProcess, free_port, start_redis_server, wait_for_redis
 from services.store import Store
+from tests.chaos.bots import CHANNEL_OPTIONS, Ack, Record, lost_and_twice, play, watch_gaps
 
 pytestmark = pytest.mark.e2e
 
 GAMES = 20
 NAMESPACE = "archipelago"  # `archipelago serve`'s own
 EXE = str(Path(sys.executable).with_name("archipelago"))
-RETRYABLE = {"UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED", "UNKNOWN", "INTERNAL"}
-CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 100), ("grpc.min_reconnect_backoff_ms", 100),
-                   ("grpc.max_reconnect_backoff_ms", 1000)]
-GIVE_UP_S = 120.0
-T = TypeVar("T")
 
 
 class Gateway:
@@ -60,7 +50,8 @@ class Gateway:
         self.grpc_port, self.http_port = free_port(), free_port()
         self.address = f"127.0.0.1:{self.grpc_port}"
         self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
-        self.env.update(REDIS_URL=redis_url, RAY_ADDRESS=ray_address, ARCHIPELAGO_RATE_LIMITS="off", ARCHIPELAGO_DRAIN_S="0")
+        self.env.update(REDIS_URL=redis_url, RAY_ADDRESS=ray_address, ARCHIPELAGO_RATE_LIMITS="off",
+                        ARCHIPELAGO_DRAIN_S="0")
         self.cwd = cwd
         self.proc: subprocess.Popen[str] | None = None
         self.starts = 0
@@ -101,97 +92,6 @@ class Gateway:
 
     def output(self) -> str:
         return "\n".join(p.read_text()[-3000:] for p in sorted(self.cwd.glob("gateway-*.log")))
-
-
-@dataclass
-class Ack:
-    game_id: str
-    seat: int
-    round: int
-    key: str
-    version: int
-
-
-@dataclass
-class Record:
-    acks: list[Ack] = field(default_factory=list)
-    seqs: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    reconnects: int = 0
-    retries: int = 0
-
-
-async def retrying(record: Record, call: Callable[[], Awaitable[T]]) -> T:
-    """Retry a call while the cluster is (partly) down, with backoff; the same request each time."""
-    delay, give_up = 0.1, time.monotonic() + GIVE_UP_S
-    while True:
-        try:
-            return await call()
-        except ApiError as err:
-            if err.status not in RETRYABLE or time.monotonic() > give_up:
-                raise
-        record.retries += 1
-        await asyncio.sleep(delay)  # a client's backoff
-        delay = min(delay * 2, 1.0)
-
-
-async def follow(client: Client, game_id: str, seat: int, wake: asyncio.Event, record: Record) -> None:
-    """Watch to the end, resuming from the last seq after any break; keeps every seq received."""
-    seqs = record.seqs.setdefault((game_id, seat), [])
-    delay = 0.1
-    while True:
-        try:
-            async for u in client.watch(game_id, seqs[-1] if seqs else 0):
-                delay = 0.1
-                if u.seq:
-                    seqs.append(-u.seq if u.kind == "resync" else u.seq)
-                wake.set()
-            return
-        except ApiError as err:
-            if err.status not in RETRYABLE:
-                raise
-        finally:
-            wake.set()
-        record.reconnects += 1
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 1.0)
-
-
-async def play(address: str, secret: str, game_id: str, seat: int, record: Record) -> int:
-    """Play a seat to the end; returns the rounds played."""
-    channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
-    client = Client(address, secret, channel)
-    wake = asyncio.Event()
-    watcher = asyncio.get_running_loop().create_task(follow(client, game_id, seat, wake, record))
-    orders: dict[int, Any] = {}
-    try:
-        while True:
-            wake.clear()
-            view = await retrying(record, lambda: client.view(game_id))
-            if view.status == lobby_pb2.GAME_STATUS_OVER:
-                return view.round
-            if view.expected:
-                o = orders.setdefault(view.round, choose_orders(view))  # a retry sends the same orders
-                key = f"chaos-{view.round}"
-                request = orders_message(view.game, o)
-
-                async def submit(v: Any = view, r: Any = request, k: str = key) -> Any:
-                    return await client.submit_message(game_id, v.version, v.game, r, key=k)
-                try:
-                    ack = await retrying(record, submit)
-                except ApiError as err:
-                    if err.status not in ("ABORTED", "FAILED_PRECONDITION"):  # the round closed (or the game
-                        raise                                                 # ended) meanwhile: read again
-                    continue
-                record.acks.append(Ack(game_id, seat, ack.round, key, ack.version))
-                continue
-            if watcher.done():
-                watcher.result()
-            await wake.wait()
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError, ApiError):
-            await watcher
-        await channel.close()
 
 
 @pytest.fixture
@@ -274,20 +174,8 @@ async def test_chaos_nothing_acknowledged_is_lost_nothing_applied_twice(
         journals = {gid: await store.journal_read(gid) for gid in games}
     finally:
         await store.close()
-    lost = [a for a in record.acks if not (0 < a.version <= len(journals[a.game_id])
-                                           and journals[a.game_id][a.version - 1].get("op") == "submit"
-                                           and journals[a.game_id][a.version - 1]["seat"] == a.seat
-                                           and journals[a.game_id][a.version - 1]["key"] == a.key)]
-    twice = []
-    for gid, journal in journals.items():
-        seen: set[tuple[int, str]] = set()
-        for entry in journal:
-            if entry["op"] == "close":
-                seen = set()
-            elif entry["op"] == "submit" and entry["key"]:
-                if (entry["seat"], entry["key"]) in seen:
-                    twice.append((gid, entry["seat"], entry["key"]))
-                seen.add((entry["seat"], entry["key"]))
+    lost, twice = lost_and_twice(journals, record.acks)
+
     def around(a: Ack) -> list[tuple[Any, ...]]:
         j = journals[a.game_id]
         return [(v + 1, e["op"], e.get("seat"), e.get("key"), e.get("round")) for v, e in enumerate(j)
@@ -300,8 +188,7 @@ async def test_chaos_nothing_acknowledged_is_lost_nothing_applied_twice(
                                 for g, j in journals.items() if g in {a.game_id for a in lost}))
     assert lost == [] and twice == [], (lost[:3], around(lost[0]) if lost else [], twice[:5], events)
     assert all(j[-1]["op"] == "close" for j in journals.values()), "every game ended (its last entry closes it)"
-    gaps = {k: s for k, s in record.seqs.items()
-            if [abs(x) for x in s] != list(range(1, len(s) + 1)) and not any(x < 0 for x in s)}
+    gaps = watch_gaps(record)
     assert gaps == {}, "a Watch resumed with an update missed or repeated"
     assert record.reconnects >= 2 * GAMES, "every stream was cut by the gateway's death, and came back"
     print(f"chaos: {len(record.acks)} acks, {record.retries} retries, {record.reconnects} reconnects; {events}")

@@ -164,6 +164,16 @@ def test_the_names_are_the_ones_a_scrape_shows() -> None:
     assert "archipelago_shard_games_total" not in names
     assert "shard" in names["archipelago_rounds_closed_total"] and "how" in names["archipelago_rounds_closed_total"]
     assert "shard" not in names["archipelago_requests_total"]
+    # issue 13: the gateway's own
+    assert {"door"} <= names["archipelago_watch_streams"] and "shard" not in names["archipelago_watch_streams"]
+    for name, labels in (("archipelago_connected_players", set()), ("archipelago_placements_total", set()),
+                         ("archipelago_placement_moves_total", set()), ("archipelago_throttled_total", {"limit"})):
+        assert labels <= names[name] and "shard" not in names[name], name
+    # ... the shards' (the Redis families also hold the gateway's series, without a shard label)
+    for name, labels in (("archipelago_games", {"kind", "phase"}), ("archipelago_actions_total", {"kind"}),
+                         ("archipelago_redis_command_seconds_bucket", {"command", "le"}),
+                         ("archipelago_redis_errors_total", {"kind"})):
+        assert labels | {"shard"} <= names[name], name
 
 
 def test_the_json_is_what_the_builder_writes() -> None:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+from prometheus_client import REGISTRY
 
 from client.errors import ApiError
 from client.grpc_client import Client
@@ -23,6 +24,12 @@ from gateway.limits import PEER, Buckets, Limiter, Limits, grpc_peer
 from services.store import Store
 from tests.conftest import Cluster
 from tests.e2e.helpers import rpc_error
+
+
+def throttled(limit: str) -> float:
+    """archipelago_throttled_total{limit} of this process (only these tests' player APIs have limits on)."""
+    return REGISTRY.get_sample_value("archipelago_throttled_total", {"limit": limit}) or 0.0
+
 
 TIGHT = Limits(lobby_per_min=6, lobby_burst=4, auth_failures_per_min=6, auth_failures_burst=2, open_lobbies=2)
 
@@ -51,10 +58,13 @@ def test_a_refusal_names_the_seconds_to_wait_and_counts_nothing() -> None:
     clock = Clock()
     limiter = Limiter(Limits(lobby_per_min=60, lobby_burst=1), clock=clock)
     PEER.set("10.0.0.1")
+    before = throttled("lobby")
     limiter.lobby_call()
+    assert throttled("lobby") == before
     with pytest.raises(Throttled, match="retry in 1 s") as err:
         limiter.lobby_call()
     assert err.value.code == "client/throttled"
+    assert throttled("lobby") == before + 1, "the refusal is counted"
     clock.t += 1
     limiter.lobby_call()
 
@@ -85,9 +95,12 @@ async def as_peer(peer: str, coro_fn: object) -> object:
 
 async def test_open_lobby_games_are_capped_per_address(tight: PlayerAPI) -> None:
     made = [await as_peer("10.9.0.1", lambda: tight.create(game="salvo", seats=2, nickname="a")) for _ in range(2)]
+    before = {limit: throttled(limit) for limit in ("lobby", "auth_failures", "open_lobbies")}
     with pytest.raises(Throttled, match="at most 2 open lobby games") as err:
         await as_peer("10.9.0.1", lambda: tight.create(game="salvo", seats=2, nickname="a"))
     assert err.value.field == "client"
+    assert {limit: throttled(limit) - n for limit, n in before.items()} == {"lobby": 0, "auth_failures": 0,
+                                                                           "open_lobbies": 1}
     await as_peer("10.9.0.2", lambda: tight.create(game="salvo", seats=2, nickname="b"))  # another address
     first = made[0]
     assert isinstance(first, dict)
@@ -100,20 +113,25 @@ async def test_open_lobby_games_are_capped_per_address(tight: PlayerAPI) -> None
 async def test_lobby_calls_are_rate_limited_per_address(tight: PlayerAPI) -> None:
     for _ in range(TIGHT.lobby_burst):
         await as_peer("10.8.0.1", lambda: tight.list_games())
+    before = throttled("lobby")
     with pytest.raises(Throttled, match=r"too many lobby calls .* retry in 10 s"):
         await as_peer("10.8.0.1", lambda: tight.join(code="ZZZZZZ", nickname="x"))
+    assert throttled("lobby") == before + 1
     await as_peer("10.8.0.2", lambda: tight.list_games())
 
 
 async def test_a3_failed_authentications_are_limited_per_address_even_for_a_good_secret(tight: PlayerAPI) -> None:
     made = await as_peer("10.7.0.1", lambda: tight.create(game="salvo", seats=2, nickname="a"))
     assert isinstance(made, dict)
+    before = throttled("auth_failures")
     for _ in range(TIGHT.auth_failures_burst):
         with pytest.raises(Unauthenticated):
             await as_peer("10.7.0.9", lambda: tight.view("not-a-secret-" + "x" * 20, made["game_id"]))
+    assert throttled("auth_failures") == before, "failures within the burst are answered, not throttled"
     with pytest.raises(Throttled, match="too many failed authentications") as err:
         await as_peer("10.7.0.9", lambda: tight.view(made["secret"], made["game_id"]))
     assert err.value.field == "authorization"
+    assert throttled("auth_failures") == before + 1
     view = await as_peer("10.7.0.1", lambda: tight.view(made["secret"], made["game_id"]))
     assert isinstance(view, dict) and view["game_id"] == made["game_id"], "other addresses are not refused"
 

@@ -132,3 +132,87 @@ async def test_s9_deadlines_due_together_close_concurrently_and_their_lateness_i
     assert metrics.value(after, "archipelago_deadline_lateness_seconds_bucket", le="2.5") == late_before + 6
     for i in range(6):
         assert (await core.view(f"gd{i}", 0))["round"] == 1
+
+
+async def test_games_are_counted_by_kind_and_phase_and_actions_by_kind(shard: tuple[ShardCore, FakeClock]) -> None:
+    """archipelago_games{kind, phase}: the games this shard holds in memory, counted when scraped
+    (every kind and phase shown, 0 included); archipelago_actions_total{kind}: each journaled action."""
+    from services import metrics
+
+    core, _clock = shard
+    wrapper = GameShard.__new__(GameShard)
+    wrapper.core = core
+
+    async def games(kind: str, phase: str) -> float | None:
+        snap = await wrapper.metrics()
+        found = [v for fam in snap for name, labels, v in fam[3]
+                 if name == "archipelago_games" and labels == {"kind": kind, "phase": phase}]
+        return found[0] if found else None
+
+    spec = {"config": {"players": 2}, "nickname": "ann", "secret_hash": "h0", "public": False, "deadline_s": 30}
+    await core.create_game("gk1", {**spec, "kind": "salvo", "code": "KKKKK1"})
+    await core.create_game("gk2", {**spec, "kind": "archipelago", "code": "KKKKK2"})
+    assert [await games("salvo", p) for p in metrics.PHASES] == [1, 0, 0]
+    assert [await games("archipelago", p) for p in metrics.PHASES] == [1, 0, 0]
+    await core.join("gk1", "bob", "h1")
+    await core.start_game("gk1", 0, False)
+    assert [await games("salvo", p) for p in metrics.PHASES] == [0, 1, 0], "started: from lobby to running"
+
+    chats = metrics.value(metrics.snapshot(), "archipelago_actions_total", kind="chat")
+    await core.act("gk1", 1, {"chat": {"text": "hello"}}, "")
+    await core.act("gk1", 1, {"chat": {"text": "hello"}}, "")  # (no key: a second message)
+    assert metrics.value(metrics.snapshot(), "archipelago_actions_total", kind="chat") == chats + 2
+
+    core.evict_idle(0)
+    assert [await games("salvo", p) for p in metrics.PHASES] == [0, 0, 0], "evicted: no longer in memory"
+    assert await games("archipelago", "lobby") == 0
+
+
+def test_an_action_counts_under_its_kind_else_other() -> None:
+    from services import metrics
+
+    def count(kind: str) -> float:
+        return metrics.value(metrics.snapshot(), "archipelago_actions_total", kind=kind)
+
+    before = {k: count(k) for k in (*metrics.ACTION_KINDS, "other")}
+    metrics.count_action({"bank": {"give": "wood", "get": "iron"}})
+    metrics.count_action({"no-such-kind": {}})
+    metrics.count_action("not an action")
+    after = {k: count(k) for k in before}
+    assert {k: after[k] - before[k] for k in before if after[k] != before[k]} == {"bank": 1, "other": 2}
+
+
+def test_the_action_kinds_are_the_act_rpc_s() -> None:
+    from archipelago.v1 import game_pb2
+    from services import metrics
+
+    oneof = game_pb2.ActRequest.DESCRIPTOR.oneofs_by_name["action"]
+    assert set(metrics.ACTION_KINDS) == {f.name for f in oneof.fields}
+
+
+async def test_a_draining_shard_refuses_calls_drops_idle_games_and_fires_no_deadline(
+        shard: tuple[ShardCore, FakeClock]) -> None:
+    from services.shard import Moved
+
+    core, clock = shard
+    await new_game(core, "gdr")
+    async with core.using("gdr"):  # a call in flight: the game stays until it ends
+        held = await core.set_draining(True)
+        assert held == {"draining": True, "held": 1}
+        with pytest.raises(Moved):
+            async with core.using("gdr"):
+                pass
+    assert await core.release() == 0 and core.games == {}
+    with pytest.raises(Moved):
+        await core.create_game("gnew", {})
+    clock.advance(31)
+    assert await core.fire_due() == 0, "its deadlines are the new owner's now"
+    await core.store.set_shard_state("shard-t", "draining")
+    again = ShardCore("shard-t", core.store, now_ms=clock)
+    await again.start()
+    assert again.draining, "a restarted draining shard goes on draining"
+    assert again._timer is not None
+    again._timer.cancel()  # (this test fires deadlines itself)
+    await again.set_draining(False)
+    assert (await again.adopt("gdr"))["version"] > 0
+    assert await again.fire_due() == 1, "active again: the adopted game's passed deadline fires"

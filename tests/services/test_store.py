@@ -156,3 +156,24 @@ def test_with_redis_server_a_private_durable_one_starts(tmp_path: Path,
     finally:
         assert proc is not None
         proc.stop()
+
+
+async def test_a_move_takes_placement_and_deadline_once(store: Store) -> None:
+    await store.place("gm", "shard-1")
+    await store.set_deadline("shard-1", "gm", 1234)
+    assert await store.move("gm", "shard-1", "shard-2") == "shard-2"
+    assert await store.placement("gm") == "shard-2"
+    assert await store.deadlines("shard-1") == [] and await store.deadlines("shard-2") == [("gm", 1234)]
+    assert await store.move("gm", "shard-1", "shard-0") == "shard-2", "moved already: stays"
+    await store.set_deadline("shard-1", "gm", 5678)  # written by a call the old shard was finishing
+    assert await store.move("gm", "shard-1", "shard-0") == "shard-2"
+    assert await store.deadlines("shard-1") == [], "the old index is emptied all the same"
+    assert await store.deadlines("shard-2") == [("gm", 1234)], "(the owner's own entry is kept)"
+
+
+async def test_the_shard_set_is_the_first_writers(store: Store) -> None:
+    assert await store.ensure_shard_set(["shard-0", "shard-1"]) == {"shard-0": "active", "shard-1": "active"}
+    assert await store.ensure_shard_set(["shard-0", "shard-1", "shard-2"]) == {"shard-0": "active",
+                                                                              "shard-1": "active"}
+    await store.set_shard_state("shard-1", "draining")
+    assert (await store.shard_set())["shard-1"] == "draining"

@@ -553,7 +553,7 @@ function gameScreen(gameId) {
     const winners = outcome.winners || [];
     const youWon = winners.includes(view.you);
     const headline = outcome.draw ? t('over.draw') : youWon ? t('over.you_won')
-      : t('over.winner', { names: winners.map(nameOf).join(', ') });
+      : winners.length ? t('over.winner', { names: winners.map(nameOf).join(', ') }) : t('over.no_winner');
     const scores = outcome.scores || [];
     fill(over,
       h('h2', {}, t('over.title')),

@@ -1,0 +1,219 @@
+"""`archipelago admin …`: the operators' door of a gateway (``/admin/`` on its HTTP port) from a terminal.
+
+The token comes from ``--token-file`` (its first line) or env ``ARCHIPELAGO_ADMIN_TOKEN`` — never from
+the command line, which every user of the machine can read in ``ps``. Answers print as tables, or as
+the door's raw JSON with ``--json``. Imports nothing of the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx2 as httpx
+
+TOKEN_ENV = "ARCHIPELAGO_ADMIN_TOKEN"
+DEFAULT_HTTP_PORT = 8080
+TIMEOUT_S = 120.0  # a drain waits for the calls in flight on its shard
+
+
+class AdminError(Exception):
+    """A refusal of the door (its error body) or a gateway that does not answer."""
+
+
+def resolve_url(flag: str | None, env: Mapping[str, str] | None = None) -> str:
+    """``--url``, else ``http://127.0.0.1:${ARCHIPELAGO_HTTP_PORT:-8080}``."""
+    env = os.environ if env is None else env
+    if flag:
+        return flag.rstrip("/")
+    port = env.get("ARCHIPELAGO_HTTP_PORT") or str(DEFAULT_HTTP_PORT)
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise SystemExit(f"ARCHIPELAGO_HTTP_PORT: expected a port number, got {port!r}")
+    return f"http://127.0.0.1:{int(port)}"
+
+
+def resolve_token(token_file: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The operators' token: ``--token-file`` (first line), else env ARCHIPELAGO_ADMIN_TOKEN."""
+    env = os.environ if env is None else env
+    if token_file:
+        try:
+            lines = Path(token_file).read_text(encoding="utf-8").strip().splitlines()
+        except OSError as exc:
+            raise SystemExit(f"--token-file {token_file}: {exc.strerror or exc}") from None
+        if not lines or not lines[0].strip():
+            raise SystemExit(f"--token-file {token_file}: the file is empty")
+        return lines[0].strip()
+    token = env.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise SystemExit(f"no operator token: set {TOKEN_ENV} or pass --token-file FILE")
+    return token
+
+
+def call(url: str, token: str, method: str, path: str, body: dict[str, Any] | None = None,
+         params: dict[str, str] | None = None) -> dict[str, Any]:
+    """One request to the door; its JSON answer, or AdminError naming the refusal."""
+    try:
+        resp = httpx.request(method, url + path, params=params, json=body, timeout=TIMEOUT_S,
+                             headers={"authorization": f"Bearer {token}"})
+    except httpx.HTTPError as exc:
+        raise AdminError(f"cannot reach the gateway at {url} ({type(exc).__name__}: {exc})") from None
+    try:
+        answer = resp.json()
+    except ValueError:
+        raise AdminError(f"HTTP {resp.status_code} from {url}{path}: not a JSON answer "
+                         "(is this the gateway's HTTP port?)") from None
+    if resp.status_code >= 400 or not isinstance(answer, dict):
+        err = answer.get("error", {}) if isinstance(answer, dict) else {}
+        raise AdminError(f"{err.get('code', 'HTTP ' + str(resp.status_code))}: {err.get('message', resp.text[:200])}")
+    return answer
+
+
+# ---------------------------------------------------------------- rendering
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Columns padded to their widest cell."""
+    cells = [[str(h) for h in headers]] + [["—" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells)
+
+
+def left(ms: int | None) -> str:
+    """A time left, readably ("" when there is no deadline)."""
+    if ms is None:
+        return ""
+    s = int(ms // 1000)
+    if s < 120:
+        return f"{s} s"
+    if s < 2 * 3600:
+        return f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def when(unix_ms: int | None) -> str:
+    if not unix_ms:
+        return "—"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(unix_ms / 1000))
+
+
+def render_shards(answer: dict[str, Any]) -> str:
+    return table(["SHARD", "STATE", "PID", "GAMES", "ARMED", "FIRED"],
+                 [[s["name"], s["state"], s.get("pid") or "—", s.get("games"), s.get("armed"),
+                   s.get("deadlines_fired")] for s in answer["shards"]])
+
+
+def render_games(answer: dict[str, Any]) -> str:
+    rows = [[g["game_id"], g.get("game") or "?", g.get("status") or "?", g.get("round"),
+             left(g.get("time_left_ms")) if g.get("deadline_unix_ms") else "—", g.get("journal_length"),
+             f"{g.get('players') if g.get('players') is not None else '?'}/{g.get('seats') or '?'}",
+             "yes" if g.get("in_memory") else "no"] for g in answer["games"]]
+    head = (f"shard {answer['shard']}: {answer['in_memory']} game(s) in memory, {answer['indexed']} in its "
+            "deadline index")
+    return head + "\n" + table(["GAME", "KIND", "STATUS", "ROUND", "LEFT", "JOURNAL", "PLAYERS", "LOADED"], rows)
+
+
+def render_game(g: dict[str, Any]) -> str:
+    summary = g.get("summary", {})
+    lines = [f"game      {g['game_id']} ({g['game']}, code {summary.get('code', '?')}, "
+             f"{'public' if summary.get('public') else 'private'})",
+             f"shard     {g.get('shard', '?')}",
+             f"status    {g['status']}, round {g['round']}",
+             f"deadline  {when(g.get('deadline_unix_ms'))}"
+             + (f" ({left(g.get('time_left_ms'))} left)" if g.get("deadline_unix_ms") else ""),
+             f"journal   {g['journal_length']} entries (round opened at version {g.get('round_version', 0)})",
+             f"created   {when(g.get('created_unix_ms'))}"]
+    outcome = g.get("outcome")
+    if outcome:
+        lines.append(f"outcome   {describe_outcome(outcome)}")
+    players = [[p["seat"], p["nickname"] + (" (host)" if p.get("host") else ""),
+                "yes" if p.get("connected") else "no",
+                "done" if p.get("submitted") else "draft" if p.get("draft") else "no",
+                "yes" if p.get("autopilot") else "no"] for p in g.get("players", [])]
+    return "\n".join(lines) + "\n\n" + table(["SEAT", "NICKNAME", "CONNECTED", "SUBMITTED", "AUTOPILOT"], players)
+
+
+def describe_outcome(outcome: dict[str, Any]) -> str:
+    winners = outcome.get("winners") or []
+    who = "a draw" if outcome.get("draw") else f"seat(s) {', '.join(map(str, winners))} won" if winners \
+        else "no winner"
+    return f"{who} (reason {outcome.get('reason', '')!r})"
+
+
+def render_end(a: dict[str, Any]) -> str:
+    if a.get("ended"):
+        said = f" (your reason, in the log only: {a['reason']!r})" if a.get("reason") else ""
+        return f"ended game {a['game_id']} at version {a['version']}{said}: {describe_outcome(a['outcome'] or {})}"
+    return f"game {a['game_id']} was already over: {describe_outcome(a.get('outcome') or {})}"
+
+
+def render_action(a: dict[str, Any]) -> str:
+    result = a.get("result")
+    detail = ", ".join(f"{k} {v}" for k, v in result.items()) if isinstance(result, dict) else str(result)
+    return f"shard {a['shard']}: {a['action']} done ({detail})"
+
+
+# ---------------------------------------------------------------- the command
+def run(args: argparse.Namespace) -> int:
+    url = resolve_url(args.url)
+    token = resolve_token(args.token_file)
+    what: str = args.admin_command
+    try:
+        if what == "shards":
+            answer = call(url, token, "GET", "/admin/shards")
+            text = render_shards(answer)
+        elif what == "games":
+            answer = call(url, token, "GET", "/admin/games", params={"shard": args.shard})
+            text = render_games(answer)
+        elif what == "game":
+            answer = call(url, token, "GET", f"/admin/games/{quote(args.game_id, safe='')}")
+            text = render_game(answer)
+        elif what == "end":
+            answer = call(url, token, "POST", f"/admin/games/{quote(args.game_id, safe='')}/end",
+                          body={"reason": args.reason or ""})
+            text = render_end(answer)
+        else:  # drain, activate
+            answer = call(url, token, "POST", f"/admin/shards/{quote(args.shard, safe='')}/{what}")
+            text = render_action(answer)
+    except AdminError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(answer, indent=2, ensure_ascii=False) if args.json else text, flush=True)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """``archipelago admin …`` on the CLI's subparsers."""
+    a = sub.add_parser("admin", help="the operators' door of a gateway (token: env ARCHIPELAGO_ADMIN_TOKEN)",
+                       description="Operate a running cluster through a gateway's admin door (/admin/ on its "
+                       "HTTP port). The token comes from env ARCHIPELAGO_ADMIN_TOKEN or --token-file.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", help="the gateway's HTTP address (default http://127.0.0.1:$ARCHIPELAGO_HTTP_PORT, "
+                        "8080)")
+    common.add_argument("--token-file", help="read the operator token from this file (its first line)")
+    common.add_argument("--json", action="store_true", help="print the door's JSON answer")
+    cmds = a.add_subparsers(dest="admin_command", required=True)
+    # (no abbreviations: "--token X" must not pass as "--token-file X")
+    cmds.add_parser("shards", parents=[common], allow_abbrev=False,
+                    help="the shards: state, pid, games in memory, deadlines armed")
+    g = cmds.add_parser("games", parents=[common], allow_abbrev=False,
+                        help="a shard's games (in memory and in its deadline index)")
+    g.add_argument("--shard", required=True, help="the shard's name (see `admin shards`)")
+    one = cmds.add_parser("game", parents=[common], allow_abbrev=False, help="one game's public state and players")
+    one.add_argument("game_id")
+    e = cmds.add_parser("end", parents=[common], allow_abbrev=False,
+                        help="end a game now (no winner; players see reason 'ended')")
+    e.add_argument("game_id")
+    e.add_argument("--reason", help="why (kept in the answer and the gateway's log; players never see it)")
+    for action, text in (("drain", "move a shard's games to the others and keep new ones away"),
+                         ("activate", "take a shard back into service")):
+        d = cmds.add_parser(action, parents=[common], allow_abbrev=False, help=text)
+        d.add_argument("shard")
+    a.set_defaults(fn=run)
+
+
+__all__ = ["AdminError", "add_parser", "call", "resolve_token", "resolve_url", "run"]

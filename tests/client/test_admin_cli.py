@@ -1,0 +1,64 @@
+"""`archipelago admin …`: where it connects, where its token comes from, how its commands parse
+(tests/e2e/test_admin.py runs them against `archipelago serve`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from client.admin import render_end, render_games, resolve_token, resolve_url
+from client.cli import build_parser
+
+
+def test_the_url_defaults_to_the_local_http_port() -> None:
+    assert resolve_url(None, {}) == "http://127.0.0.1:8080"
+    assert resolve_url(None, {"ARCHIPELAGO_HTTP_PORT": "18080"}) == "http://127.0.0.1:18080"
+    assert resolve_url("https://ops.example.com/", {"ARCHIPELAGO_HTTP_PORT": "18080"}) == "https://ops.example.com"
+    with pytest.raises(SystemExit, match="ARCHIPELAGO_HTTP_PORT"):
+        resolve_url(None, {"ARCHIPELAGO_HTTP_PORT": "http"})
+
+
+def test_the_token_comes_from_a_file_or_the_environment_never_an_argument(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("  from-the-file-0123456789\nsecond line\n")
+    assert resolve_token(str(token_file), {"ARCHIPELAGO_ADMIN_TOKEN": "from-env"}) == "from-the-file-0123456789"
+    assert resolve_token(None, {"ARCHIPELAGO_ADMIN_TOKEN": " from-env\n"}) == "from-env"
+    with pytest.raises(SystemExit, match="ARCHIPELAGO_ADMIN_TOKEN or pass --token-file"):
+        resolve_token(None, {})
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(SystemExit, match="empty"):
+        resolve_token(str(tmp_path / "empty"), {"ARCHIPELAGO_ADMIN_TOKEN": "from-env"})
+    with pytest.raises(SystemExit):  # no --token option (nor an abbreviation of --token-file): refused
+        build_parser().parse_args(["admin", "shards", "--token", "x"])
+    with pytest.raises(SystemExit, match=r"--token-file .*missing"):
+        resolve_token(str(tmp_path / "missing"), {})
+
+
+def test_the_admin_commands_parse() -> None:
+    p = build_parser()
+    end = p.parse_args(["admin", "end", "3f2a", "--reason", "spam", "--url", "http://h:1", "--json"])
+    assert (end.admin_command, end.game_id, end.reason, end.url, end.json) == \
+        ("end", "3f2a", "spam", "http://h:1", True)
+    games = p.parse_args(["admin", "games", "--shard", "shard-1"])
+    assert (games.admin_command, games.shard, games.url, games.json) == ("games", "shard-1", None, False)
+    for action in ("drain", "activate"):
+        assert p.parse_args(["admin", action, "shard-0"]).shard == "shard-0"
+    with pytest.raises(SystemExit):
+        p.parse_args(["admin", "games"])  # --shard is required
+
+
+def test_the_answers_read_as_tables() -> None:
+    text = render_games({"shard": "shard-0", "in_memory": 1, "indexed": 2, "games": [
+        {"game_id": "g1", "game": "salvo", "status": "running", "round": 2, "deadline_unix_ms": 1,
+         "time_left_ms": 42_000, "journal_length": 12, "players": 2, "seats": 2, "in_memory": True},
+        {"game_id": "g2", "game": "archipelago", "status": "lobby", "round": None, "deadline_unix_ms": 1,
+         "time_left_ms": 80_000_000, "journal_length": None, "players": 1, "seats": 4, "in_memory": False}]})
+    assert text.splitlines() == [
+        "shard shard-0: 1 game(s) in memory, 2 in its deadline index",
+        "GAME  KIND         STATUS   ROUND  LEFT         JOURNAL  PLAYERS  LOADED",
+        "g1    salvo        running  2      42 s         12       2/2      yes",
+        "g2    archipelago  lobby    —      22 h 13 min  —        1/4      no"]
+    outcome = {"winners": [], "draw": False, "reason": "ended", "scores": []}
+    assert render_end({"game_id": "g1", "ended": False, "outcome": outcome}) == \
+        "game g1 was already over: no winner (reason 'ended')"

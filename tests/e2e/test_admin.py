@@ -1,0 +1,86 @@
+"""The operators' door end to end (issue 13): `archipelago serve` with ARCHIPELAGO_ADMIN_TOKEN set, and the
+`archipelago admin …` commands a user runs against it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+from pathlib import Path
+
+import pytest
+
+from archipelago.v1 import lobby_pb2
+from client.grpc_client import Client
+from tests.e2e.helpers import WAIT_S, connected
+from tests.e2e.serving import run, serving, wait_healthy
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    token = secrets.token_urlsafe(32)
+    token_file = tmp_path / "admin-token"
+    token_file.write_text(token + "\n")
+    reason = "test of the admin door " + secrets.token_hex(4)
+    with serving(tmp_path, extra_env={"ARCHIPELAGO_ADMIN_TOKEN": token}) as (address, http, proc):
+        await asyncio.to_thread(wait_healthy, address, proc)
+        code_, out = await run("create", "salvo", "--speed", "60", "--server", address)
+        assert code_ == 0, out
+        game_id = re.search(r"^game: (\w+)$", out, re.M)
+        code = re.search(r"^code: (\w{6})$", out, re.M)
+        secret = re.search(r"^secret: (\S+)$", out, re.M)
+        assert game_id and code and secret, out
+        async with Client(address, secret[1]) as host, Client(address) as guest:
+            await guest.join(code[1], "guest")
+            await host.start(game_id[1])
+
+            monkeypatch.setenv("ARCHIPELAGO_ADMIN_TOKEN", token)  # (the commands below inherit it)
+            rc, shards = await run("admin", "shards", "--url", http)
+            assert rc == 0, shards
+            assert re.search(r"^SHARD\s+STATE\s+PID\s+GAMES\s+ARMED", shards, re.M), shards
+            assert re.search(r"^shard-0\s+active\s+\d+", shards, re.M) and re.search(r"^shard-1\s+active", shards, re.M)
+
+            monkeypatch.delenv("ARCHIPELAGO_ADMIN_TOKEN")
+            rc, shown = await run("admin", "game", game_id[1], "--url", http, "--token-file", str(token_file))
+            assert rc == 0, shown
+            assert re.search(rf"^game\s+{game_id[1]} \(salvo, code {code[1]}, private\)$", shown, re.M), shown
+            assert re.search(r"^status\s+running, round 0$", shown, re.M), shown
+            assert re.search(r"^0\s+host \(host\)\s+no\s+no\s+no$", shown, re.M), shown
+            assert re.search(r"^1\s+guest\s+no\s+no\s+no$", shown, re.M), shown
+            shard = re.search(r"^shard\s+(shard-\d)$", shown, re.M)
+            assert shard, shown
+            assert guest.secret and secret[1] not in shown and guest.secret not in shown
+
+            rc, listed = await run("admin", "games", "--shard", shard[1], "--url", http,
+                                   "--token-file", str(token_file))
+            assert rc == 0 and re.search(rf"^{game_id[1]}\s+salvo\s+running\s+0\s+\d+ s\s+3\s+2/2\s+yes$",
+                                         listed, re.M), listed
+
+            async with connected(guest, game_id[1]) as stream:
+                rc, ended = await run("admin", "end", game_id[1], "--reason", reason, "--url", http,
+                                      "--token-file", str(token_file))
+                assert rc == 0, ended
+                assert f"ended game {game_id[1]}" in ended and "no winner (reason 'ended')" in ended, ended
+                async with asyncio.timeout(WAIT_S):
+                    updates = await stream  # the stream ends after game_over
+            assert updates[-1].kind == "game_over" and updates[-1].status == lobby_pb2.GAME_STATUS_OVER
+            view = await host.view(game_id[1])
+            assert view.status == lobby_pb2.GAME_STATUS_OVER and view.salvo.outcome.reason == "ended"
+
+            rc, again = await run("admin", "end", game_id[1], "--url", http, "--token-file", str(token_file))
+            assert rc == 0 and f"game {game_id[1]} was already over" in again, again
+            rc, raw = await run("admin", "game", game_id[1], "--json", "--url", http, "--token-file", str(token_file))
+            assert rc == 0, raw
+            assert json.loads(raw)["status"] == "over" and json.loads(raw)["outcome"]["reason"] == "ended"
+
+        wrong = tmp_path / "wrong-token"
+        wrong.write_text(secret[1])  # a player's secret is not the operator token
+        rc, refused = await run("admin", "shards", "--url", http, "--token-file", str(wrong))
+        assert rc == 2 and "auth/unauthenticated" in refused and "not the operator token" in refused, refused
+    log = proc.stdout.read() if proc.stdout else ""  # (serve has stopped: all it wrote)
+    assert f"game {game_id[1]} ended by an operator (reason: {reason!r})" in log, log[-2000:]
+    assert token not in log
+    assert "admin: /admin/ on the HTTP port" in log  # serve says the door is open
