@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
             answer = call(url, token, "POST", f"/admin/games/{quote(args.game_id, safe='')}/end",
                           body={"reason": args.reason or ""})
             text = render_end(answer)
-        else:  # drain, activate
+        else:  # drain, activate, remove
             answer = call(url, token, "POST", f"/admin/shards/{quote(args.shard, safe='')}/{what}")
             text = render_action(answer)
     except AdminError as exc:
@@ -210,7 +210,8 @@ def add_parser(sub: Any) -> None:
     e.add_argument("game_id")
     e.add_argument("--reason", help="why (kept in the answer and the gateway's log; players never see it)")
     for action, text in (("drain", "move a shard's games to the others and keep new ones away"),
-                         ("activate", "take a shard back into service")):
+                         ("activate", "take a shard back into service (a new name shard-N adds one)"),
+                         ("remove", "drain a shard, stop it and take it out of the cluster")):
         d = cmds.add_parser(action, parents=[common], allow_abbrev=False, help=text)
         d.add_argument("shard")
     a.set_defaults(fn=run)

@@ -18,6 +18,7 @@ shard drained or activated).
 - ``POST /admin/games/{game_id}/end`` (body ``{"reason": "…"}``, optional): end the game now — no
   winner, reason "ended" for its players (the operator's reason goes to this answer and the log
   only); journaled before the answer; ending a game already over answers its outcome again.
+- ``POST /admin/shards/{name}/remove``: drain it, stop its actor, take it out of the shard set.
 - ``POST /admin/shards/{name}/drain``, ``POST /admin/shards/{name}/activate``: move a shard's games
   to the other shards, and take it back into service.
 
@@ -229,6 +230,12 @@ class AdminDoor:
         log.warning("admin: shard %s drained", name)
         return {"shard": name, "action": "drain", "result": json.loads(json.dumps(result, default=str))}
 
+    async def remove(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
+        name = self._shard_name(api, str(request.path_params["name"]))
+        result = await api.router.remove(name)
+        log.warning("admin: shard %s drained and removed", name)
+        return {"shard": name, "action": "remove", "result": json.loads(json.dumps(result, default=str))}
+
     async def activate(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
         name = str(request.path_params["name"])  # a new name shard-N adds a shard (the router checks it)
         result = await api.router.activate(name)
@@ -249,6 +256,7 @@ class AdminDoor:
             Route("/admin/games/{game_id}/end", self._endpoint({"POST": self.end}), methods=every),
             Route("/admin/shards/{name}/drain", self._endpoint({"POST": self.drain}), methods=every),
             Route("/admin/shards/{name}/activate", self._endpoint({"POST": self.activate}), methods=every),
+            Route("/admin/shards/{name}/remove", self._endpoint({"POST": self.remove}), methods=every),
             Route("/admin", fallback, methods=every),
             Route("/admin/{rest:path}", fallback, methods=every),
         ]

@@ -172,6 +172,19 @@ class ShardRouter:
         await self.call_shard(shard, "set_draining", False)
         return {"shard": shard, "state": "active"}
 
+    async def remove(self, shard: str) -> dict[str, Any]:
+        """Drain ``shard``, then stop its actor and take it out of the cluster's shard set."""
+        drained = await self.drain(shard)
+        import ray
+
+        with contextlib.suppress(ValueError):  # (already gone)
+            ray.kill(self.handle(shard), no_restart=True)
+        self._handles.pop(shard, None)
+        self._batchers.pop(shard, None)
+        await self.store.remove_shard(shard)
+        await self.refresh()
+        return {**drained, "removed": True}
+
     async def _move(self, game_id: str, old: str) -> str | None:
         """Place a game of the non-active shard ``old`` on an active one and load it there; returns
         the new shard (None if someone else had moved it already)."""

@@ -431,6 +431,10 @@ class Store:
     async def set_shard_state(self, name: str, state: str) -> None:
         await self.redis.hset(self.key("shardset"), name, state)
 
+    async def remove_shard(self, name: str) -> None:
+        """Out of the shard set (its deadline index is empty: it was drained)."""
+        await self.redis.hdel(self.key("shardset"), name)
+
     async def move(self, game_id: str, old: str, new: str) -> str:
         """Move a game's placement from ``old`` to ``new`` (with its entry in the deadline index),
         unless it is no longer on ``old``; returns where it is now."""

@@ -8,6 +8,7 @@ gRPC door in this process (the router drives the drain, as the admin door does).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ async def test_draining_a_shard_while_bots_play_moves_its_games_and_loses_nothin
     assert (await small.router.call_shard(victim, "stats"))["draining"] is False
 
 
-async def test_activating_a_new_name_adds_a_shard_to_the_cluster(small: Small) -> None:
+async def test_activating_a_new_name_adds_a_shard_and_removing_it_takes_it_out(small: Small) -> None:
     import ray
 
     added = await small.router.activate("shard-3")
@@ -119,5 +120,22 @@ async def test_activating_a_new_name_adds_a_shard_to_the_cluster(small: Small) -
         assert (await small.router.call_shard("shard-3", "stats"))["name"] == "shard-3"
         with pytest.raises(NotFound):
             await small.router.activate("not-a-shard-name")
+        host = Client(small.address)
+        on_new = []
+        for _ in range(12):  # some new games land on the new shard
+            made = await host.create("salvo", seats=2, nickname="h", deadline_seconds=600)
+            if await small.store.placement(made.game_id) == "shard-3":
+                on_new.append(made)
+        assert on_new, "rendezvous hashing gives the new shard its share"
+        removed = await small.router.remove("shard-3")
+        assert removed["removed"] and removed["moved"] >= len(on_new)
+        assert await small.store.shard_set() == {f"shard-{i}": "active" for i in range(3)}
+        with pytest.raises(ValueError):
+            ray.get_actor("shard-3", namespace=small.router.namespace)
+        for made in on_new:  # its games play on elsewhere
+            assert (await host.with_secret(made.secret).view(made.game_id)).status
+            assert await small.store.placement(made.game_id) != "shard-3"
+        await host.close()
     finally:
-        ray.kill(ray.get_actor("shard-3", namespace=small.router.namespace), no_restart=True)
+        with contextlib.suppress(ValueError):
+            ray.kill(ray.get_actor("shard-3", namespace=small.router.namespace), no_restart=True)
