@@ -525,6 +525,8 @@ class GameActor:
             request = fingerprint({"orders": orders, "draft": bool(draft)})
             replayed = self._check_key(seat, key, request)
             if replayed is not None:
+                if not draft:  # (the first try may have been journaled by a shard that died before closing)
+                    await self._maybe_close_early()
                 return replayed
             engine = self._check_playing(seat)
             if version < self.round_version:

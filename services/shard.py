@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from engine import GAMES
 from engine.errors import NotFound
 from services import metrics, tracing
-from services.game_actor import GameActor, Retention, wall_ms
+from services.game_actor import RUNNING, GameActor, Retention, wall_ms
 from services.store import JournalConflict, Store, is_outage
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,8 @@ class ShardCore:
                 self._arm(game_id, actor.deadline_ms)
             self.games[game_id] = actor
             fut.set_result(actor)
+            if actor.status == RUNNING:  # a shard that died between a journal entry and an early close
+                self._later(self._recheck(game_id))
             return actor
         except BaseException as exc:
             fut.set_exception(exc)
@@ -113,6 +115,20 @@ class ShardCore:
             raise
         finally:
             del self._loading[game_id]
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._recording.add(task)  # (tracked, and awaited by flush)
+        task.add_done_callback(self._recording.discard)
+
+    async def _recheck(self, game_id: str) -> None:
+        """A17 once more for a game just loaded: every connected player may be done already."""
+        try:
+            if game_id in self.games and not self.draining:
+                async with self.using(game_id) as actor:
+                    await actor.presence_changed()
+        except Exception as exc:  # the next call or the deadline closes the round anyway
+            log.warning("early-close check of %s after its load failed: %r", game_id, exc)
 
     async def create_game(self, game_id: str, spec: dict[str, Any]) -> dict[str, Any]:
         if self.draining:

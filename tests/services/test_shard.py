@@ -216,3 +216,51 @@ async def test_a_draining_shard_refuses_calls_drops_idle_games_and_fires_no_dead
     await again.set_draining(False)
     assert (await again.adopt("gdr"))["version"] > 0
     assert await again.fire_due() == 1, "active again: the adopted game's passed deadline fires"
+
+
+async def test_a17_a_replayed_submission_closes_the_round_its_first_try_left_open(
+        shard: tuple[ShardCore, FakeClock], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard that died after journaling a round's last submission but before closing it early: the
+    client's retry (same key) is answered from the journal — and closes the round; a game loaded from
+    such a journal closes it too (found by the chaos test of two Ray nodes)."""
+    from services.game_actor import GameActor
+
+    core, _ = shard
+    await new_game(core, "gre")
+    await core.store.touch_streams([("gre", 0, "s0"), ("gre", 1, "s1")], 60)  # both players connected
+    v = (await core.view("gre", 0))["version"]
+    await core.submit("gre", 0, {"random_placement": True}, v, "k0", False)
+    real = GameActor._maybe_close_early
+
+    async def dies_before_closing(self: GameActor) -> None:
+        return None
+
+    monkeypatch.setattr(GameActor, "_maybe_close_early", dies_before_closing)
+    first = await core.submit("gre", 1, {"random_placement": True}, v, "k1", False)
+    assert (await core.view("gre", 1))["round"] == 0, "journaled, not closed (the shard 'died')"
+    monkeypatch.setattr(GameActor, "_maybe_close_early", real)
+    again = await core.submit("gre", 1, {"random_placement": True}, v, "k1", False)
+    assert again["replayed"] and again["version"] == first["version"]
+    assert (await core.view("gre", 1))["round"] == 1, "the retry closed the round"
+
+
+async def test_a17_a_game_loaded_with_every_connected_player_done_closes_its_round(
+        shard: tuple[ShardCore, FakeClock], monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.game_actor import GameActor
+
+    core, clock = shard
+    await new_game(core, "grl")
+    await core.store.touch_streams([("grl", 0, "s0"), ("grl", 1, "s1")], 60)
+    v = (await core.view("grl", 0))["version"]
+
+    async def dies_before_closing(self: GameActor) -> None:
+        return None
+
+    with monkeypatch.context() as m:
+        m.setattr(GameActor, "_maybe_close_early", dies_before_closing)
+        await core.submit("grl", 0, {"random_placement": True}, v, "k0", False)
+        await core.submit("grl", 1, {"random_placement": True}, v, "k1", False)
+    again = ShardCore("shard-t", core.store, now_ms=clock)  # the restarted shard
+    assert (await again.view("grl", 0))["round"] in (0, 1)
+    await again.flush()  # (the check after the load)
+    assert (await again.view("grl", 0))["round"] == 1, "closed after the load, not at the deadline"
