@@ -33,6 +33,7 @@ from gateway.grpc_door import build_server, set_serving
 from gateway.metrics import ShardCollector
 from services import tracing
 from services.cluster import DataDirInUse, Embedded, start_embedded
+from services.metrics import PROCESS_GC
 from services.store import Store
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
 
     if tracing.setup("archipelago-gateway"):
         tracing.instrument_grpc_server()
+    PROCESS_GC.install()
     http_sock = listen_socket(host, http_port, reuse_port=reuse_port)
     http_port = http_sock.getsockname()[1]
     public_url = os.environ.get("ARCHIPELAGO_PUBLIC_URL") or f"http://{host}:{http_port}"

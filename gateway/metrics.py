@@ -1,6 +1,7 @@
 """The shards' metrics, exposed on the gateway's ``/metrics`` with a ``shard`` label.
 
-A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`)
+A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`, and
+the garbage collector's pauses, :class:`services.metrics.GcPauses`)
 comes out once: the gateway's own samples, without a ``shard`` label, then every shard's. (Two
 families of one name in a scrape are refused, so the gateway's are registered nowhere else.)
 """
@@ -15,7 +16,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from gateway.router import ShardRouter
-from services.metrics import PROCESS_REDIS, Family
+from services.metrics import PROCESS_GC, PROCESS_REDIS, Family
 
 
 class ShardCollector(Collector):
@@ -23,7 +24,7 @@ class ShardCollector(Collector):
     this process's metrics of the same names (``local``: the gateway's Redis metrics)."""
 
     def __init__(self, router: ShardRouter,
-                 local: Iterable[Any] = (PROCESS_REDIS.seconds, PROCESS_REDIS.errors)) -> None:
+                 local: Iterable[Any] = (PROCESS_REDIS.seconds, PROCESS_REDIS.errors, PROCESS_GC.seconds)) -> None:
         self.router = router
         self.local = tuple(local)
         self.snapshots: dict[str, list[Family]] = {}

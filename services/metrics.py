@@ -13,6 +13,8 @@ samples (no ``shard`` label) inside the shards' families.
 
 from __future__ import annotations
 
+import gc
+import time
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -91,6 +93,35 @@ class RedisMetrics:
 
 SHARD_REDIS = RedisMetrics(REGISTRY)  # a shard process's (services.shard.GameShard)
 PROCESS_REDIS = RedisMetrics(None)  # any other process's (the gateway's): see the module's docstring
+
+
+class GcPauses:
+    """``archipelago_gc_pause_seconds{generation}``: how long each of the process's garbage collections
+    stopped it (every coroutine of the process waits meanwhile: a long one shows as a latency spike)."""
+
+    BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.seconds = Histogram("archipelago_gc_pause_seconds", "Garbage collections of the process: how long "
+                                 "each stopped it, by generation", ["generation"], registry=registry,
+                                 buckets=self.BUCKETS)
+        self._gens = [self.seconds.labels(str(g)) for g in range(3)]
+        self._started = 0.0
+
+    def install(self) -> None:
+        """Time this process's collections from now on (once per process)."""
+        if self._callback not in gc.callbacks:
+            gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self._gens[min(2, int(info.get("generation", 2)))].observe(time.perf_counter() - self._started)
+
+
+SHARD_GC = GcPauses(REGISTRY)
+PROCESS_GC = GcPauses(None)  # the gateway's (like PROCESS_REDIS)
 
 Family = tuple[str, str, str, list[tuple[str, dict[str, str], float]]]
 

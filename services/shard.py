@@ -417,6 +417,7 @@ class GameShard:
                  retention: dict[str, float] | None = None) -> None:
         logging.basicConfig(level=logging.INFO)
         tracing.setup("archipelago-shard")
+        metrics.SHARD_GC.install()
         store = Store(redis_url, prefix, client_name=f"archipelago-{name}", metrics=metrics.SHARD_REDIS)
         self.core = ShardCore(name, store, retention=Retention(**(retention or {})))
 

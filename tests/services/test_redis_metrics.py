@@ -114,3 +114,23 @@ def test_the_gateway_shows_its_own_and_the_shards_redis_figures_in_one_family() 
     assert got[("archipelago_redis_command_seconds_count", (("command", "PIPELINE"), ("shard", "shard-0")))] == 2
     assert got[("archipelago_redis_errors_total", (("kind", "outage"),))] == 1
     assert got[("archipelago_redis_errors_total", (("kind", "outage"), ("shard", "shard-0")))] == 0
+
+
+def test_garbage_collections_are_timed_by_generation() -> None:
+    import gc
+
+    from prometheus_client import CollectorRegistry
+
+    from services.metrics import GcPauses
+
+    registry = CollectorRegistry()
+    pauses = GcPauses(registry)
+    pauses.install()
+    try:
+        before = registry.get_sample_value("archipelago_gc_pause_seconds_count", {"generation": "2"}) or 0.0
+        gc.collect()  # a full collection
+        after = registry.get_sample_value("archipelago_gc_pause_seconds_count", {"generation": "2"})
+        assert after == before + 1
+        assert (registry.get_sample_value("archipelago_gc_pause_seconds_sum", {"generation": "2"}) or 0.0) > 0
+    finally:
+        gc.callbacks.remove(pauses._callback)
