@@ -205,9 +205,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
     then a graceful stop: NOT_SERVING while still serving for ``DRAIN_S``, then calls in flight get
     ``STOP_GRACE_S`` to finish. ``announce(grpc_port, http_port)`` prints where to connect;
     ``on_ready`` runs once both listen, ``on_stop`` when the stop signal comes."""
-    import uvicorn
-
-    from gateway.http import build_app, uvicorn_config
+    from gateway.http import build_app, uvicorn_config, uvicorn_server
 
     if tracing.setup("archipelago-gateway"):
         tracing.instrument_grpc_server()
@@ -253,7 +251,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
     async def refresh() -> None:
         await state["metrics"].refresh()
 
-    web = uvicorn.Server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host, ready=is_ready),
+    web = uvicorn_server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host, ready=is_ready),
                                         host=host, port=http_port))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

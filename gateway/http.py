@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -77,6 +77,19 @@ def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 0,
     protocol = type("GuardedH11Timed", (GuardedH11,), {"header_timeout_s": header_timeout_s})
     return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="wsproto",
                           http=protocol, timeout_keep_alive=int(idle_timeout_s), limit_concurrency=MAX_CONNECTIONS)
+
+
+def uvicorn_server(config: Any) -> Any:
+    """A uvicorn server that leaves SIGINT and SIGTERM to its owner: uvicorn would stop at once on
+    SIGTERM, where the gateway first drains (NOT_SERVING while serving) and then tells it to exit."""
+    import uvicorn
+
+    class OwnedSignals(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return OwnedSignals(config)
 
 
 class PeerAddress:

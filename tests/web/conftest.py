@@ -78,19 +78,24 @@ class Watched:
     contexts: list[BrowserContext] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     allowed: list[str] = field(default_factory=list)  # substrings of problems a test causes on purpose
+    closing: bool = False  # the test is over: requests its own closing aborts are not the page's problems
+
+    def report(self, problem: str) -> None:
+        if not self.closing:
+            self.problems.append(problem)
 
     def watch(self, page: Page) -> Page:
         def console(m: ConsoleMessage) -> None:
             if m.type in ("error", "warning"):
-                self.problems.append(f"console {m.type}: {m.text}")
+                self.report(f"console {m.type}: {m.text}")
 
         def response(r: Response) -> None:
             if r.status >= 400:
-                self.problems.append(f"HTTP {r.status}: {r.request.method} {r.url}")
+                self.report(f"HTTP {r.status}: {r.request.method} {r.url}")
 
         page.on("console", console)
-        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.method} {r.url} {r.failure}"))
+        page.on("pageerror", lambda e: self.report(f"page error: {e}"))
+        page.on("requestfailed", lambda r: self.report(f"request failed: {r.method} {r.url} {r.failure}"))
         page.on("response", response)
         return page
 
@@ -119,9 +124,11 @@ def open_page(browser: Browser, web_server: Served, watched: Watched) -> Iterato
         return watched.watch(ctx.new_page())
 
     yield make
+    problems = watched.unexpected()  # (before the closing, which aborts what the pages still had in flight)
+    watched.closing = True
     for ctx in watched.contexts:
         ctx.close()
-    assert not watched.unexpected(), "\n".join(watched.unexpected())
+    assert not problems, "\n".join(problems)
 
 
 def post(base_url: str, rpc: str, body: dict[str, Any], secret: str = "") -> dict[str, Any]:

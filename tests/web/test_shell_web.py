@@ -155,7 +155,8 @@ def test_w13_language_follows_the_browser_and_sets_the_direction(
     shot(page, f"home-{locale[:2]}-{viewport}")
 
 
-def test_w13_language_switch_is_remembered(open_page: OpenPage) -> None:
+def test_w13_language_switch_is_remembered(open_page: OpenPage, watched: Watched) -> None:
+    watched.allowed.append("Lobby/ListGames net::ERR_ABORTED")  # the reload aborts a listing still in flight
     page = open_page(locale="en-US")
     page.goto("/")
     page.select_option("#lang", "he")
@@ -171,7 +172,7 @@ def test_w13_language_switch_is_remembered(open_page: OpenPage) -> None:
 # ------------------------------------------------------------------------------------------- the real world
 
 def test_websocket_cut_mid_round_the_page_catches_up_by_itself(
-        open_page: OpenPage, web_server: Served) -> None:
+        open_page: OpenPage, web_server: Served, watched: Watched) -> None:
     game = api_game(web_server.url)
     with proxy_to(web_server.url) as proxy:
         page = open_page(base_url=f"http://127.0.0.1:{proxy.port}")
@@ -203,6 +204,9 @@ def test_websocket_cut_mid_round_the_page_catches_up_by_itself(
         assert proxy.websockets_seen == 2, "one reconnection, not a storm"
         until(lambda: seat_of(web_server.url, game, "bob", 0)["connected"], "ann to count as connected again")
         expect(page.locator("#players li.me")).to_contain_text("online")
+        problems = watched.unexpected()
+        watched.closing = True  # the proxy goes before the page: what the page asks then is refused
+    assert not problems, "\n".join(problems)
 
 
 def test_orders_entered_offline_are_sent_when_the_network_is_back(
