@@ -40,7 +40,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Unauthenticated
+from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Unauthenticated, Unavailable
 from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.limits import PEER, Limiter, Limits
 from gateway.pubsub import Notices
@@ -223,6 +223,7 @@ class PlayerAPI:
         self.config = config or ApiConfig()
         self.notices = Notices(store)
         self.presence = Presence(store)
+        self.closing = False  # (end_streams)
         self._secrets: LRU[str, Caller] = LRU(CACHE_ENTRIES)  # secrets never change seat
         self._kinds: LRU[str, str] = LRU(CACHE_ENTRIES)  # games never change kind
         self._key: bytes | None = None
@@ -232,6 +233,18 @@ class PlayerAPI:
     async def start(self) -> None:
         await self.notices.start()
         self.presence.start()
+
+    def end_streams(self) -> int:
+        """A stopping gateway: every open Watch stream ends now with ``server/unavailable`` (its client
+        resumes from its last seq, on another gateway), instead of being cut at the server's grace;
+        a stream opened after this ends at its first wait. Returns how many were told."""
+        self.closing = True
+        told = 0
+        for boxes in list(self.notices.boxes.values()):
+            for box in list(boxes):
+                box.nudge()
+                told += 1
+        return told
 
     async def stop(self) -> None:
         await self.presence.stop()
@@ -482,6 +495,9 @@ class PlayerAPI:
                 target = max(target, version)  # a version not applied after the wait is not waited for again
                 while box.version <= target and not box.stale:
                     await box.wait()
+                    if self.closing:
+                        raise Unavailable("this gateway is stopping: watch again (another gateway) from your last "
+                                          "seq", field="game_id")
                     if who.agent and who.agent in box.revoked:
                         raise Unauthenticated("this agent token was revoked", field="authorization", rule="A90")
                     while box.presence:

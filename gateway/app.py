@@ -236,6 +236,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
             yield
         finally:
             monitor.cancel()
+            api.end_streams()  # (streams never end by themselves: the grace is for unary calls)
             await server.stop(grace=STOP_GRACE_S)
             REGISTRY.unregister(shard_metrics)
             await api.stop()
@@ -283,6 +284,8 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
         again = loop.create_task(stop.wait())
         await asyncio.wait({web_task, again}, timeout=DRAIN_S, return_when=asyncio.FIRST_COMPLETED)
         again.cancel()
+    if "api" in state:
+        state["api"].end_streams()  # both doors' streams end now, told to resume elsewhere
     web.should_exit = True
     await web_task
     stopper.cancel()

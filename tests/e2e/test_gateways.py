@@ -14,6 +14,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from archipelago.v1 import lobby_pb2, salvo_pb2
+from client.errors import ApiError
 from client.grpc_client import Client
 from client.web_client import WebClient
 from services.cluster import free_port
@@ -106,5 +107,14 @@ async def test_sigterm_drains_not_serving_but_serving_then_a_second_signal_stops
             assert (await http.get("/readyz")).status_code == 503
             assert (await http.get("/livez")).status_code == 200
         assert proc.poll() is None, "still draining (120 s)"
-        proc.send_signal(signal.SIGTERM)
+        async with Client(address, created.secret) as player:
+            stream = player.watch(created.game_id)
+            first = await anext(stream)  # the stream is open (its first update)
+            assert first.seq >= 1
+            proc.send_signal(signal.SIGTERM)
+            with pytest.raises(ApiError) as ended:
+                async for _ in stream:
+                    pass
+            assert ended.value.status == "UNAVAILABLE" and "stopping" in ended.value.message, \
+                "the stream is ended and told to resume elsewhere, not cut"
         assert proc.wait(timeout=60) == 0, "the second signal stopped it well before the drain's end"
