@@ -142,3 +142,20 @@ def watch_gaps(record: Record) -> dict[tuple[str, int], list[int]]:
     """The Watch streams whose seqs were not consecutive across their reconnects."""
     return {k: s for k, s in record.seqs.items()
             if [abs(x) for x in s] != list(range(1, len(s) + 1)) and not any(x < 0 for x in s)}
+
+
+async def two_player_games(address: str, games: int, deadline_s: float = 15) -> list[tuple[str, int, str]]:
+    """``games`` Salvo games created, joined and started through ``address``: (game, seat, secret)
+    for both seats of each."""
+    lobby = Client(address, channel=grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS))
+    seats: list[tuple[str, int, str]] = []
+    try:
+        for _ in range(games):
+            host = Client(address, channel=lobby.channel)
+            made = await host.create("salvo", seats=2, nickname="host", deadline_seconds=deadline_s)
+            joined = await lobby.join(made.code, "guest")
+            await host.start(made.game_id)
+            seats += [(made.game_id, 0, made.secret), (made.game_id, 1, joined.secret)]
+    finally:
+        await lobby.close()
+    return seats

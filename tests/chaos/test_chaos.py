@@ -31,10 +31,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from client.grpc_client import Client
 from services.cluster import RedisProcess, free_port, start_redis_server, wait_for_redis
 from services.store import Store
-from tests.chaos.bots import CHANNEL_OPTIONS, Ack, Record, lost_and_twice, play, watch_gaps
+from tests.chaos.bots import CHANNEL_OPTIONS, Ack, Record, lost_and_twice, play, two_player_games, watch_gaps
 
 pytestmark = pytest.mark.e2e
 
@@ -125,15 +124,7 @@ async def test_chaos_nothing_acknowledged_is_lost_nothing_applied_twice(
     gateway.start()
     await gateway.health(health_pb2.HealthCheckResponse.SERVING)
     record = Record()
-    lobby = Client(gateway.address, channel=grpc.aio.insecure_channel(gateway.address, options=CHANNEL_OPTIONS))
-    seats: list[tuple[str, int, str]] = []
-    for _ in range(GAMES):
-        host = Client(gateway.address, channel=lobby.channel)
-        made = await host.create("salvo", seats=2, nickname="host", deadline_seconds=15)
-        joined = await lobby.join(made.code, "guest")
-        await host.start(made.game_id)
-        seats += [(made.game_id, 0, made.secret), (made.game_id, 1, joined.secret)]
-    await lobby.close()
+    seats = await two_player_games(gateway.address, GAMES)
     bots = [asyncio.get_running_loop().create_task(play(gateway.address, secret, gid, seat, record))
             for gid, seat, secret in seats]
 

@@ -25,7 +25,7 @@ from gateway.limits import Limits
 from gateway.router import ShardRouter
 from services.cluster import RedisProcess, shard_names, start_shards
 from services.store import Store
-from tests.chaos.bots import CHANNEL_OPTIONS, Record, lost_and_twice, play, watch_gaps
+from tests.chaos.bots import CHANNEL_OPTIONS, Record, lost_and_twice, play, two_player_games, watch_gaps
 
 pytestmark = pytest.mark.e2e
 
@@ -66,14 +66,8 @@ async def small(redis_server: RedisProcess, ray_local: None) -> AsyncIterator[Sm
 
 async def test_draining_a_shard_while_bots_play_moves_its_games_and_loses_nothing(small: Small) -> None:
     record = Record()
+    seats = await two_player_games(small.address, GAMES)
     lobby = Client(small.address, channel=grpc.aio.insecure_channel(small.address, options=CHANNEL_OPTIONS))
-    seats: list[tuple[str, int, str]] = []
-    for _ in range(GAMES):
-        host = Client(small.address, channel=lobby.channel)
-        made = await host.create("salvo", seats=2, nickname="host", deadline_seconds=15)
-        joined = await lobby.join(made.code, "guest")
-        await host.start(made.game_id)
-        seats += [(made.game_id, 0, made.secret), (made.game_id, 1, joined.secret)]
     games = sorted({gid for gid, _, _ in seats})
     on = {gid: await small.store.placement(gid) for gid in games}
     victim = max(shard_names(SHARDS), key=lambda n: sum(s == n for s in on.values()))
