@@ -5,16 +5,12 @@ redis-server."""
 from __future__ import annotations
 
 import json
-import secrets
-from collections.abc import AsyncIterator
 
 import pytest
 
 from engine.errors import Conflict, GameOver, NotFound
-from services.cluster import RedisProcess
 from services.game_actor import LOBBY, OVER, GameActor
 from services.shard import ShardCore
-from services.store import Store
 from tests.fakes import FakeClock, MemoryJournal
 
 GID = "g-admin"
@@ -122,14 +118,6 @@ async def test_inspect_shows_public_facts_only() -> None:
     assert "fleet" not in text and "placement" not in text and str(actor.seed) not in text, "nothing of the engine"
 
 
-@pytest.fixture
-async def core(redis_server: RedisProcess) -> AsyncIterator[tuple[ShardCore, FakeClock]]:
-    clock = FakeClock()
-    shard = ShardCore("shard-a", Store(redis_server.url, prefix=f"adm{secrets.token_hex(4)}:"), now_ms=clock)
-    yield shard, clock
-    await shard.store.close()
-
-
 async def shard_game(core: ShardCore, game_id: str) -> None:
     await core.create_game(game_id, {"kind": "salvo", "config": {"players": 2}, "nickname": "ann",
                                      "secret_hash": HASHES[0], "public": False, "deadline_s": 30, "code": "ADMIN3"})
@@ -137,36 +125,36 @@ async def shard_game(core: ShardCore, game_id: str) -> None:
     await core.start_game(game_id, 0, False)
 
 
-async def test_a_shard_lists_its_games_in_memory_and_its_deadline_index(core: tuple[ShardCore, FakeClock]) -> None:
-    shard, clock = core
-    await shard_game(shard, "ga")
-    await shard_game(shard, "gb")
-    await shard.flush()
+async def test_a_shard_lists_its_games_in_memory_and_its_deadline_index(shard: tuple[ShardCore, FakeClock]) -> None:
+    core, clock = shard
+    await shard_game(core, "ga")
+    await shard_game(core, "gb")
+    await core.flush()
     clock.advance(601)
-    assert shard.evict_idle(600_000) == 2
-    await shard.inspect("gb")  # loaded again: in memory; "ga" is only in the deadline index
-    deadline = shard.games["gb"].deadline_ms
+    assert core.evict_idle(600_000) == 2
+    await core.inspect("gb")  # loaded again: in memory; "ga" is only in the deadline index
+    deadline = core.games["gb"].deadline_ms
 
-    listing = await shard.list_games()
+    listing = await core.list_games()
 
-    assert listing["shard"] == "shard-a"
+    assert listing["shard"] == "shard-t"
     assert listing["games"] == [{"game_id": "gb", "game": "salvo", "status": "running", "round": 0,
                                  "deadline_unix_ms": deadline, "journal_length": 3, "players": 2, "autopilot": 0,
                                  "seats": 2}]
     assert sorted(d["game_id"] for d in listing["deadlines"]) == ["ga", "gb"]
 
 
-async def test_a_shard_ends_a_game_and_drops_its_deadline(core: tuple[ShardCore, FakeClock]) -> None:
-    shard, clock = core
-    await shard_game(shard, "gc")
-    await shard.flush()
-    answer = await shard.end_game("gc", "test")
-    await shard.flush()
-    assert answer["ended"] and answer["shard"] == "shard-a" and answer["outcome"] == ENDED
-    assert await shard.store.deadlines("shard-a") == []
-    assert (await shard.store.journal_read("gc"))[-1]["op"] == "end"  # (compacted into its archive)
+async def test_a_shard_ends_a_game_and_drops_its_deadline(shard: tuple[ShardCore, FakeClock]) -> None:
+    core, clock = shard
+    await shard_game(core, "gc")
+    await core.flush()
+    answer = await core.end_game("gc", "test")
+    await core.flush()
+    assert answer["ended"] and answer["shard"] == "shard-t" and answer["outcome"] == ENDED
+    assert await core.store.deadlines("shard-t") == []
+    assert (await core.store.journal_read("gc"))[-1]["op"] == "end"  # (compacted into its archive)
     clock.advance(31)
-    assert await shard.fire_due() == 0, "no round closes after the end"
-    assert (await shard.inspect("gc"))["shard"] == "shard-a"
+    assert await core.fire_due() == 0, "no round closes after the end"
+    assert (await core.inspect("gc"))["shard"] == "shard-t"
     with pytest.raises(NotFound):
-        await shard.end_game("no-such-game", "")
+        await core.end_game("no-such-game", "")

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import AsyncIterator
-
 import pytest
 
 from services.cluster import RedisProcess
 from services.shard import GameShard, ShardCore
 from services.store import Store
 from tests.fakes import FakeClock
-
-
-@pytest.fixture
-async def shard(redis_server: RedisProcess) -> AsyncIterator[tuple[ShardCore, FakeClock]]:
-    clock = FakeClock()
-    core = ShardCore("shard-t", Store(redis_server.url, prefix=f"sh{secrets.token_hex(4)}:"), now_ms=clock)
-    yield core, clock
-    await core.store.close()
 
 
 async def new_game(core: ShardCore, game_id: str) -> None:
