@@ -114,7 +114,6 @@ class ShardRouter:
         self._handles: dict[str, Any] = {}
         self._placement: LRU[str, str] = LRU(CACHE_ENTRIES)
         self._batchers: dict[str, Batcher] = {}
-        self.moves = 0
 
     @property
     def active(self) -> list[str]:
@@ -193,7 +192,6 @@ class ShardRouter:
         self._placement.put(game_id, at)
         if at != new:
             return None
-        self.moves += 1
         PLACEMENT_MOVES.inc()
         with contextlib.suppress(NotFound):  # (a game whose journal is gone has nothing to load)
             await self.call_shard(at, "adopt", game_id)
