@@ -75,11 +75,7 @@ async def test_killed_shard_rearms_deadlines(cluster: Cluster) -> None:
     pubsub = cluster.api.store.redis.pubsub()
     await pubsub.subscribe(cluster.api.store.channel(game.game_id))
     try:
-        async with asyncio.timeout(60):
-            # as the gateway's monitor does: ping until the new process answers (a ping sent right
-            # after the kill may still reach the old one; during the restart a ping waits)
-            while (await handle.ping.remote())["pid"] == pid_before:
-                pass
+        await restarted(handle, pid_before)  # (its pings wake the new process, as the gateway's monitor does)
         async with asyncio.timeout(60):
             while True:
                 msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
