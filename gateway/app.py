@@ -175,7 +175,7 @@ class Gateways:
                 if proc.poll() is None:
                     continue
                 if len(self._starts) >= 5 and time.monotonic() - self._starts[-5] < 60:
-                    continue  # restarting too often: leave it down (logged once below)
+                    continue  # restarting too often: leave it down (the others serve the ports)
                 log.warning("gateway process %d exited (code %s): starting it again", proc.pid, proc.returncode)
                 self.procs[i] = self._start_one()
 
