@@ -96,6 +96,39 @@ class Outcome:
                    scores=tuple(d.get("scores") or ()))
 
 
+#: the kinds of :class:`Step`
+SIMULTANEOUS, TURN, WINDOW, OVER = "simultaneous", "turn", "window", "over"
+#: the deadline kinds a step runs on (the services turn each into seconds by the game's speed)
+ROUND_DEADLINE, TURN_DEADLINE, RESPONSE_DEADLINE = "round", "turn", "response"
+
+
+@dataclass(frozen=True)
+class Step:
+    """Who may act now, and how this step ends (OpenSpiel's ``current_player()``, boardgame.io's
+    active players and stages).
+
+    - ``SIMULTANEOUS``: every seat of ``players`` submits orders (``validate``); the step ends when the
+      round closes (``resolve``, all orders at once) — Archipelago's and Salvo's rounds.
+    - ``TURN``: one acting seat (``players == (active,)``) applies actions one at a time as they
+      arrive (``apply_action``); the step ends when an action ends it (e.g. the turn passes on).
+    - ``WINDOW``: several seats (``players``, those yet to answer, in the order they answer) may each
+      answer or pass; it ends when every one has passed (Arcmage's stack and response windows).
+    - ``OVER``: nobody acts (``players == ()``).
+
+    ``deadline`` is the kind of deadline the step runs on (``ROUND_DEADLINE``, ``TURN_DEADLINE``,
+    ``RESPONSE_DEADLINE``; ``""`` when over); ``active`` is whose turn it is (-1 in simultaneous rounds).
+    """
+
+    kind: str
+    players: tuple[int, ...]
+    deadline: str = ROUND_DEADLINE
+    active: int = -1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "players": list(self.players), "deadline": self.deadline,
+                "active": self.active}
+
+
 @runtime_checkable
 class GameState(Protocol):
     """What every game's state offers to the services."""
