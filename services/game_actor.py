@@ -11,6 +11,24 @@ submissions are idempotent by their idempotency key, creation by game id.
 
 Messages of one game are serialised by the actor's lock.  The clock is injected (``now_ms``) so the
 logic can be tested with a fake one; the shard owns the timer that calls :meth:`deadline_passed`.
+
+What is played follows the engine's step (:class:`engine.base.Step`), read again after every entry:
+
+- ``SIMULTANEOUS``: a round of orders — ``submit`` (journal op ``submit``), closed at the deadline
+  or early (A17) with the standing orders' actions (``act``) and the autopilot (op ``close``).
+- ``TURN`` / ``WINDOW``: actions one at a time — :meth:`action` (op ``action``: seat, action, key,
+  request, ``auto`` false, at), refused with NotYourTurn for a seat outside the step.  Each step
+  runs on its deadline kind (:func:`engine.base.step_seconds`: a turn the game's deadline, a
+  response window an eighth of it, at least 1 s, unless the config's ``deadlines`` say otherwise);
+  a new step (another kind, acting seat or deadline kind, or new seats to answer) opens a new
+  deadline, a window losing the seats that answered keeps its own.  When it passes, the autopilot
+  (``autopilot_action``, from each seat's view) acts for every seat of that step until the step
+  changes (op ``action`` with ``auto`` true, at most :data:`AUTOPILOT_ACTIONS`); a seat whose turn
+  the autopilot took over gets no new turn deadline in that turn (M25).  Autopilot seats (A4) act
+  at once.  Watchers get each action's events and a ``step`` update (kind, players, active,
+  deadline, deadline_unix_ms); a new round (turn) also gets ``round_opened``.
+
+``act`` (chat, bank, trades) is allowed whatever the step.
 """
 
 from __future__ import annotations
@@ -26,7 +44,23 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine import get_game
-from engine.base import Event, Game, canonical_json
+from engine.base import (
+    SIMULTANEOUS,
+    STEP_OVER,
+    TURN,
+    WINDOW,
+    Core,
+    Event,
+    Game,
+    Step,
+    TurnGame,
+    canonical_json,
+    expected_players,
+    rounds_of,
+    standing_of,
+    step_seconds,
+    turns_of,
+)
 from engine.errors import (
     AlreadyExists,
     Conflict,
@@ -49,6 +83,8 @@ LOBBY, RUNNING, OVER = "lobby", "running", "over"
 MAX_UPDATES = 4000  # updates kept in memory for Watch resumption; older ones -> "resync"
 SUBMISSIONS_PER_ROUND = 100  # resubmitting is allowed (A16), but not without end: the journal keeps each
 ACTIONS_PER_ROUND = 100  # the engine bounds each kind (A53); this bounds them all
+TURN_ACTIONS_PER_ROUND = 1000  # turn and window actions of one seat in one round (the journal keeps each)
+AUTOPILOT_ACTIONS = 200  # the autopilot's actions at one deadline (or for the autopilot seats) at most
 MAX_KEY_LEN = 64
 WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
 ENDED = "ended"  # the outcome's reason when an operator ended the game (the admin door)
@@ -204,7 +240,14 @@ class GameActor:
         self.outcome: dict[str, Any] | None = None
         self.final_round = 0  # the last round played, once the game is over
         self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
+        self.autoplayed: frozenset[int] = frozenset()  # seats the autopilot played in the last closed round
         self.standing: dict[int, dict[str, Any]] = {}  # seat -> normalised standing orders (A70–A74)
+        # --- the step (engine.base.Step): who may act now; derived from the state at every apply ---
+        self.current_step: Step | None = None  # None in the lobby
+        self.step_round = 0  # the round the current step belongs to
+        self.step_version = 0  # the version at which the current step (and its deadline) opened
+        self.turn_count: dict[int, int] = {}  # seat -> its turn and window actions this round
+        self.overdue: set[int] = set()  # seats whose turn the autopilot has taken over (deadline passed)
         self.create_fingerprint = ""
         self._applied = asyncio.Event()  # set (and replaced) at every apply
         self.writing = 0  # the version whose journal write is in flight (0: none)
@@ -315,10 +358,11 @@ class GameActor:
         for i in range(len(self.seats), self.seats_total):
             self.seats.append(Seat(i, f"autopilot-{i + 1}", "", bot=True))
         self.state = self.engine.new_game(self.config, self.seed)
+        standing = standing_of(self.engine)
         for s in self.seats:
             if s.bot:  # autopilot seats play with the game's sensible default (A4, A70)
-                self.standing[s.seat] = self.engine.check_standing(
-                    self.state, s.seat, self.engine.default_standing(self.state, s.seat))
+                self.standing[s.seat] = standing.check_standing(
+                    self.state, s.seat, standing.default_standing(self.state, s.seat))
         self.status = RUNNING
         self._push("started", status=RUNNING)
         self._open_round(int(e["at"]))
@@ -346,7 +390,9 @@ class GameActor:
         seat = int(e["seat"])
         self.state, events = self.engine.act(self.state, seat, e["action"])
         self.act_count[seat] = self.act_count.get(seat, 0) + 1
-        self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
+        self._remember_key(seat, e["key"], str(e.get("request", "")),
+                           {"version": self.version,  # an offer's id (A53) is in its answer
+                            "offer_id": next((str(ev.data["id"]) for ev in events if ev.kind == "offer"), "")})
         for ev in events:
             self._push_event(ev)
 
@@ -354,26 +400,94 @@ class GameActor:
         assert self.engine is not None
         orders = {int(s): o for s, o in e["orders"].items()}
         closed = self.state.round
-        self.state, events = self.engine.resolve(self.state, orders)
+        self.autoplayed = frozenset(s for s in orders if s not in self._done())
+        self.state, events = rounds_of(self.engine).resolve(self.state, orders)
         self.last_events = events
+        standing = standing_of(self.engine)
         for seat, used in orders.items():  # A73: builds the round used leave the standing queue
             if self.standing.get(seat):
-                self.standing[seat] = self.engine.standing_after_round(self.standing[seat], used)
+                self.standing[seat] = standing.standing_after_round(self.standing[seat], used)
         self._push("round_closed", round_=closed, data={"early": bool(e.get("early"))})
         for ev in events:
             self._push_event(ev, closed)
-        outcome = self.engine.outcome(self.state)
-        if outcome is not None:
-            self.status = OVER
-            self.final_round = closed
-            self.outcome = outcome.to_dict()
-            self.deadline_ms = None
-            self.submissions = {}
-            self.keys = {}
-            self._push("game_over", round_=closed, status=OVER, data={"outcome": self.outcome})
-            self.on_deadline(self.game_id, None)
-        else:
+        if not self._game_over(closed):
             self._open_round(int(e["at"]))
+
+    def _game_over(self, final_round: int) -> bool:
+        """If the engine's game has ended: status OVER, the outcome, no deadline, ``game_over``."""
+        assert self.engine is not None
+        outcome = self.engine.outcome(self.state)
+        if outcome is None:
+            return False
+        self.status = OVER
+        self.final_round = final_round
+        self.outcome = outcome.to_dict()
+        self.deadline_ms = None
+        self.current_step = STEP_OVER
+        self.submissions = {}
+        self.keys = {}
+        self._push("game_over", round_=final_round, status=OVER, data={"outcome": self.outcome})
+        self.on_deadline(self.game_id, None)
+        return True
+
+    def _apply_action(self, e: Mapping[str, Any]) -> None:
+        """A turn or window action (:meth:`action`, or the autopilot's: ``auto``), applied by the
+        engine; then the step is read again: the game may be over, a new round (turn) may open, a
+        new step opens a new deadline, and watchers hear of the step."""
+        assert self.engine is not None and self.current_step is not None
+        seat = int(e["seat"])
+        before = self.current_step
+        self.state, events = turns_of(self.engine).apply_action(self.state, seat, e["action"])
+        self.turn_count[seat] = self.turn_count.get(seat, 0) + 1
+        if e.get("auto") and before.kind == TURN and before.active == seat:
+            self.overdue.add(seat)  # M25: the autopilot finishes this seat's turn, windows and all
+        for ev in events:
+            self._push_event(ev)
+        at = int(e["at"])
+        if not self._game_over(self.state.round):
+            step = self.engine.step(self.state)
+            if step.active != before.active:
+                self.overdue = set()  # another seat's turn
+            if self.state.round != self.step_round:
+                self._open_round(at)  # (with its step update when the new round is a turn)
+                if step.kind == SIMULTANEOUS:
+                    self._push_step()  # turns gave way to a round of orders
+            else:
+                if self._continues(before, step):
+                    self.current_step = step
+                else:
+                    self._open_step(step, at)
+                    self.on_deadline(self.game_id, self.deadline_ms)
+                self._push_step()  # after every action: whose turn it is now
+        # (after a new round's reset: a retry of the action that ended the round is still a replay)
+        self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
+
+    @staticmethod
+    def _continues(before: Step, step: Step) -> bool:
+        """``step`` is ``before`` going on (same kind, acting seat and deadline kind; in a window,
+        fewer seats left to answer): its deadline stands. Anything else is a new step."""
+        return (step.kind == before.kind and step.active == before.active and step.deadline == before.deadline
+                and set(step.players) <= set(before.players))
+
+    def _open_step(self, step: Step, at_ms: int) -> None:
+        """A new step: its deadline from its kind (:func:`engine.base.step_seconds`); at once for a
+        turn the autopilot has taken over."""
+        self.current_step = step
+        self.step_round = self.state.round
+        self.step_version = self.version
+        if step.kind == TURN and step.active in self.overdue:
+            self.deadline_ms = at_ms
+        else:
+            self.deadline_ms = at_ms + int(step_seconds(self.config, self.deadline_s, step.deadline) * 1000)
+
+    def _push_step(self) -> None:
+        """Tell watchers the step: its kind, players, acting seat, deadline kind and deadline."""
+        assert self.current_step is not None
+        self._push("step", data=self._step_dict())
+
+    def _step_dict(self) -> dict[str, Any]:
+        step = self.current_step or STEP_OVER
+        return {**step.to_dict(), "deadline_unix_ms": self.deadline_ms or 0}
 
     def _apply_expire(self, e: Mapping[str, Any]) -> None:
         """A lobby nobody started in time ends with no winner (reason "expired")."""
@@ -390,6 +504,7 @@ class GameActor:
         self.final_round = self.state.round if self.state is not None else 0
         self.outcome = {"winners": [], "draw": False, "reason": ENDED, "scores": []}
         self.deadline_ms = None
+        self.current_step = STEP_OVER
         self.submissions = {}
         self.keys = {}
         self._push("game_over", round_=self.final_round, status=OVER, data={"outcome": self.outcome})
@@ -414,14 +529,21 @@ class GameActor:
         self._push("event", round_=round_, event_kind=ev.kind, data=dict(ev.data), audience=ev.audience)
 
     def _open_round(self, at_ms: int) -> None:
+        """A new round (a turn-based game: a new turn) and its first step, with the step's deadline
+        (a simultaneous round: the game's deadline)."""
+        assert self.engine is not None
         self.round_version = self.version
         self.submissions = {}
         self.keys = {}
         self.act_count = {}
         self.submit_count = {}
-        self.deadline_ms = at_ms + int(self.deadline_s * 1000)
+        self.turn_count = {}
+        step = self.engine.step(self.state)
+        self._open_step(step, at_ms)
         self._push("round_opened", data={"deadline_unix_ms": self.deadline_ms})
         self.on_deadline(self.game_id, self.deadline_ms)
+        if step.kind in (TURN, WINDOW):
+            self._push_step()
 
     # ------------------------------------------------------------------ lobby
     async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
@@ -470,18 +592,21 @@ class GameActor:
         async with self.lock:
             if seat != 0:
                 raise PermissionDenied("only the host may start the game", rule="A4", field="authorization")
-            if self.status != LOBBY:
-                raise Conflict("the game has already started", rule="A4", field="game_id")
+            if self.status != LOBBY:  # a retried start (a lost reply): the same summary, nothing changes
+                return self.summary()
             if len(self.seats) < self.seats_total and not fill_with_autopilot:
                 raise Conflict(f"{len(self.seats)} of {self.seats_total} seats are filled",
                                field="fill_with_autopilot", rule="A4")
             await self._commit({"op": "start", "fill": fill_with_autopilot, "at": self.now_ms()})
+            await self._autoplay_bots()  # a turn-based game whose first turn is an autopilot seat's
             await self._publish_summary()
+            if self.status == OVER:
+                await self._retire()
             return self.summary()
 
     def summary(self) -> dict[str, Any]:
         return {"game_id": self.game_id, "game": self.kind, "code": self.code,
-                "seats": self.seats_total, "taken": sum(1 for s in self.seats if not s.bot),
+                "seats": self.seats_total, "taken": len(self.seats),  # players and autopilot seats
                 "status": self.status, "deadline_seconds": self.deadline_s,
                 "host": self.seats[0].nickname if self.seats else "", "public": self.public}
 
@@ -539,8 +664,11 @@ class GameActor:
             if self.submit_count.get(seat, 0) >= SUBMISSIONS_PER_ROUND:
                 raise RateLimited(f"at most {SUBMISSIONS_PER_ROUND} submissions per round", rule="A16",
                                   field="orders")
+            if engine.step(self.state).kind != SIMULTANEOUS:
+                raise NotYourTurn("this step is a turn, not a round of orders: send an action", field="orders",
+                                  rule="A16")
             engine.validate(self.state, seat, orders)  # names its own rule for "not your turn"
-            if seat not in engine.expected_players(self.state):
+            if seat not in expected_players(engine, self.state):
                 raise NotYourTurn("this player is not expected to act now", field="orders", rule="A16")
             await self._commit({"op": "submit", "seat": seat, "round": self.state.round, "orders": orders,
                                 "draft": bool(draft), "key": key, "request": request, "at": self.now_ms()})
@@ -562,7 +690,7 @@ class GameActor:
             if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
                 raise RateLimited(f"at most {ACTIONS_PER_ROUND} changes and actions per round", rule="A70",
                                   field="standing")
-            normalised = engine.check_standing(self.state, seat, standing)
+            normalised = standing_of(engine).check_standing(self.state, seat, standing)
             await self._commit({"op": "standing", "seat": seat, "standing": normalised, "key": key,
                                 "request": request, "at": self.now_ms()})
             return {"version": self.version, "replayed": False}
@@ -577,30 +705,142 @@ class GameActor:
             engine = self._check_playing(seat)
             if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
                 raise RateLimited(f"at most {ACTIONS_PER_ROUND} actions per round", rule="A53", field="action")
-            engine.act(self.state, seat, action)  # validates; the result is recomputed by apply
+            _, events = engine.act(self.state, seat, action)  # validates; the result is recomputed by apply
             await self._commit({"op": "act", "seat": seat, "action": action, "key": key, "request": request,
                                 "at": self.now_ms()})
-            return {"version": self.version, "replayed": False}
+            offer_id = next((str(ev.data["id"]) for ev in events if ev.kind == "offer"), "")  # (A53)
+            return {"version": self.version, "replayed": False, "offer_id": offer_id}
+
+    async def action(self, seat: int, action: dict[str, Any], *, key: str = "", version: int | None = None
+                     ) -> dict[str, Any]:
+        """A turn or window action (a ``TURN`` / ``WINDOW`` step; a pass is an action too): checked
+        by the engine (``apply_action``, which names its own rule), journaled as ``action`` before
+        the answer, applied; then the autopilot seats in the new step act. Idempotent by ``key``
+        like :meth:`submit`; ``version``, when given, is the version the player saw: older than the
+        current step is :class:`StaleVersion`."""
+        async with self.lock:
+            request = fingerprint({"turn_action": action})
+            replayed = self._check_key(seat, key, request)
+            if replayed is not None:
+                return replayed
+            engine = self._check_playing(seat)
+            step = engine.step(self.state)
+            if step.kind not in (TURN, WINDOW):
+                raise NotYourTurn("no turn is open: this round is played with orders (submit them)",
+                                  field="action", rule="A16")
+            if version is not None and not self.step_version <= version <= self.version:
+                raise StaleVersion(f"version {version} is not of this step, which opened at version "
+                                   f"{self.step_version}; fetch the view and act again", field="version",
+                                   rule="A16")
+            if self.turn_count.get(seat, 0) >= TURN_ACTIONS_PER_ROUND:
+                raise RateLimited(f"at most {TURN_ACTIONS_PER_ROUND} actions per round", rule="A16",
+                                  field="action")
+            turns_of(engine).apply_action(self.state, seat, action)  # validates; apply recomputes it
+            if seat not in step.players:
+                raise NotYourTurn("this player may not act now", field="action", rule="A16")
+            await self._commit({"op": "action", "seat": seat, "action": action, "key": key, "request": request,
+                                "auto": False, "at": self.now_ms()})
+            ack = {"version": self.version, "replayed": False}
+            await self._autoplay_bots()
+            if self.status == OVER:
+                await self._retire()
+            return ack
+
+    def _turn_step(self) -> Step | None:
+        """The current step if the game is running a turn or a window, else None."""
+        if self.status != RUNNING or self.engine is None:
+            return None
+        step = self.engine.step(self.state)
+        return step if step.kind in (TURN, WINDOW) else None
+
+    def _autopilot_action(self, turns: TurnGame, seat: int) -> dict[str, Any] | None:
+        """The autopilot's action for ``seat`` from its view (M53), if the engine accepts it; else
+        its first legal action; None when it has none."""
+        with metrics.AUTOPILOT.time():
+            view = turns.view(self.state, seat)
+            proposals = [turns.autopilot_action(view)]
+        for action in proposals + turns.legal_actions(view)[:1]:
+            if not action:
+                continue
+            try:
+                turns.apply_action(self.state, seat, action)
+                return action
+            except GameError:
+                log.exception("autopilot action %r of seat %d refused in %s", action, seat, self.game_id)
+        return None
+
+    async def _autoplay(self, seats: Callable[[Step], list[int]]) -> int:
+        """Autopilot actions, each journaled as an ``action`` with ``auto``, one at a time, for the
+        first seat of ``seats(step)`` that can act, until none can or :data:`AUTOPILOT_ACTIONS`;
+        returns how many."""
+        done = 0
+        while done < AUTOPILOT_ACTIONS and (step := self._turn_step()) is not None:
+            turns = turns_of(self._engine())
+            for seat in seats(step):
+                action = self._autopilot_action(turns, seat)
+                if action is not None:
+                    await self._commit({"op": "action", "seat": seat, "action": action, "key": "", "request": "",
+                                        "auto": True, "at": self.now_ms()})
+                    done += 1
+                    break
+            else:
+                break
+        return done
+
+    async def _autoplay_bots(self) -> None:
+        """The autopilot seats (A4) of a turn or window step act at once."""
+        await self._autoplay(lambda step: [s for s in step.players if self.seats[s].bot])
+
+    async def _step_deadline(self, timed_out: Step) -> None:
+        """A turn's or window's deadline passed (M25): the autopilot acts for every seat of that
+        step until the step changes (a seat that lets a window pass, passes), then the autopilot
+        seats of the new step act."""
+        round_ = self.state.round
+
+        def late(step: Step) -> list[int]:
+            return list(step.players) if self.state.round == round_ and self._continues(timed_out, step) else []
+
+        await self._autoplay(late)
+        await self._autoplay_bots()
+        if self.status == OVER:
+            await self._retire()
+            return
+        step = self._turn_step()
+        if step is not None and self.state.round == round_ and self._continues(timed_out, step):
+            # the autopilot could not end the step: try again one step length later (not journaled;
+            # a reload fires at once)
+            log.error("game %s: the autopilot did not end the %s step of seat(s) %s", self.game_id, step.kind,
+                      list(step.players))
+            self.deadline_ms = self.now_ms() + int(step_seconds(self.config, self.deadline_s, step.deadline) * 1000)
+            self.on_deadline(self.game_id, self.deadline_ms)
 
     def _humans_expected(self) -> list[int]:
         engine = self._engine()
-        return [s for s in engine.expected_players(self.state) if not self.seats[s].bot]
+        return [s for s in expected_players(engine, self.state) if not self.seats[s].bot]
 
     async def _maybe_close_early(self) -> None:
-        """A17: close once every connected expected player is done; with nobody connected, wait."""
-        if self.status != RUNNING:
+        """A17: close once every connected expected player is done; with nobody connected, wait.
+        (A turn or window ends by the actions themselves.)"""
+        if self.status != RUNNING or self._engine().step(self.state).kind != SIMULTANEOUS:
             return
         humans = self._humans_expected()
         connected = await self.store.connected(self.game_id, humans)
         if not connected:
             return
-        done = {s for s, sub in self.submissions.items() if not sub.draft}
-        if connected <= done:
+        if connected <= self._done():
             await self._close(early=True)
+
+    def _done(self) -> set[int]:
+        """The seats that submitted "done" (not a draft) this round."""
+        return {s for s, sub in self.submissions.items() if not sub.draft}
 
     async def presence_changed(self) -> None:
         async with self.lock:
             await self._maybe_close_early()
+            if self._turn_step() is not None:  # (a reloaded game whose autopilot seats had not acted yet)
+                await self._autoplay_bots()
+                if self.status == OVER:
+                    await self._retire()
 
     async def deadline_passed(self) -> bool:
         """Called by the shard's timer; closes the round (or expires the lobby) if its deadline passed."""
@@ -610,6 +850,10 @@ class GameActor:
             if self.status == LOBBY:
                 await self._commit({"op": "expire", "at": self.now_ms()})
                 await self._retire()
+                return True
+            step = self._turn_step()
+            if step is not None:
+                await self._step_deadline(step)
                 return True
             await self._close(early=False)
             return True
@@ -630,13 +874,14 @@ class GameActor:
             return {"game_id": self.game_id, "ended": ended, "status": self.status, "round": self.final_round,
                     "version": self.version, "outcome": self.outcome}
 
-    async def _standing_actions(self, engine: Game) -> None:
+    async def _standing_actions(self, engine: Core) -> None:
         """A74: the automatic trades of players who did not submit, each journaled as an action."""
-        for seat in engine.expected_players(self.state):
+        orders = standing_of(engine)
+        for seat in expected_players(engine, self.state):
             standing = self.standing.get(seat)
             if not standing or seat in self.submissions:
                 continue
-            for action in engine.standing_actions(engine.view(self.state, seat), standing):
+            for action in orders.standing_actions(engine.view(self.state, seat), standing):
                 try:
                     engine.act(self.state, seat, action)
                 except GameError as exc:  # e.g. the offer was taken meanwhile: skip it
@@ -648,10 +893,11 @@ class GameActor:
     async def _close(self, *, early: bool) -> None:
         """Close the round: submitted orders stand, completed by the standing orders for units
         without one; the standing orders play everyone else (A70, S9)."""
-        engine = self._engine()
+        engine = rounds_of(self._engine())
+        standing_orders = standing_of(engine)
         await self._standing_actions(engine)
         orders: dict[str, Any] = {}
-        for seat in engine.expected_players(self.state):
+        for seat in expected_players(engine, self.state):
             sub = self.submissions.get(seat)
             standing = self.standing.get(seat) or {}
             if sub is not None and not standing:
@@ -659,8 +905,8 @@ class GameActor:
                 continue
             with metrics.AUTOPILOT.time():
                 view = engine.view(self.state, seat)
-                proposal = (engine.complete_orders(view, standing, sub.orders) if sub is not None
-                            else engine.autopilot(view, standing or None))
+                proposal = (standing_orders.complete_orders(view, standing, sub.orders) if sub is not None
+                            else standing_orders.autopilot(view, standing or None))
             try:
                 engine.validate(self.state, seat, proposal)
             except GameError:
@@ -678,7 +924,7 @@ class GameActor:
     async def view(self, seat: int) -> dict[str, Any]:
         engine = self._engine()
         connected = await self.store.connected(self.game_id, range(len(self.seats)))
-        done = {s for s, sub in self.submissions.items() if not sub.draft}
+        done = self._done()
         out: dict[str, Any] = {
             "game_id": self.game_id, "game": self.kind, "version": self.version,
             "round_version": self.round_version, "status": self.status,
@@ -686,14 +932,16 @@ class GameActor:
             "you": seat,
             "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
             "code": self.code, "submitted": seat in done, "seats": self.seats_total,
-            "expected": self.status == RUNNING and seat in engine.expected_players(self.state)
+            "expected": self.status == RUNNING and seat in expected_players(engine, self.state)
             and seat not in done,
             "seq": self.seq[seat] if 0 <= seat < len(self.seq) else 0,
+            "autopilot_played": seat in self.autoplayed,
             "players": [{"seat": s.seat, "nickname": s.nickname, "submitted": s.seat in done,
                          "connected": s.seat in connected, "host": s.seat == 0, "autopilot": s.bot}
                         for s in self.seats],
         }
         if self.state is not None:
+            out["step"] = self._step_dict()  # who may act now: kind, players, active, deadline (+ its time)
             out["view"] = engine.view(self.state, seat, self.last_events)
             if self.status == OVER and self.outcome is not None and out["view"].get("outcome") is None:
                 out["view"]["outcome"] = dict(self.outcome)  # ended by an operator: the engine's game went on

@@ -343,6 +343,12 @@ class ShardCore:
         async with self.using(game_id) as actor:
             return await actor.act(seat, action, key=key)
 
+    async def action(self, game_id: str, seat: int, action: dict[str, Any], key: str,
+                     version: int | None = None) -> dict[str, Any]:
+        """A turn or window action (:meth:`GameActor.action`)."""
+        async with self.using(game_id) as actor:
+            return await actor.action(seat, action, key=key, version=version)
+
     async def presence_changed(self, game_id: str) -> None:
         async with self.using(game_id) as actor:
             await actor.presence_changed()

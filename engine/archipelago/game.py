@@ -52,7 +52,17 @@ from engine.archipelago.standing import check_standing, default_standing, standi
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
 from engine.archipelago.view import view as player_view
-from engine.base import Event, Orders, Outcome, player_seat
+from engine.base import (
+    ROUND_DEADLINE,
+    SIMULTANEOUS,
+    STEP_OVER,
+    Event,
+    Orders,
+    Outcome,
+    Step,
+    expected_players,
+    player_seat,
+)
 from engine.errors import GameError, InvalidOrder, RateLimited
 from engine.rng import Rng
 
@@ -213,8 +223,16 @@ class ArchipelagoGame:
         last round's ``events`` addressed to it."""
         return player_view(state, player, list(events) if events is not None else None)
 
+    def step(self, state: State) -> Step:
+        """Every round is simultaneous (A16): all seats submit on the round deadline; ``OVER`` once
+        the game is over."""
+        if state.outcome is not None:
+            return STEP_OVER
+        return Step(SIMULTANEOUS, tuple(range(state.players)), ROUND_DEADLINE)
+
     def expected_players(self, state: State) -> list[int]:
-        return [] if state.outcome is not None else list(range(state.players))
+        """``step(state).players`` (:func:`engine.base.expected_players`)."""
+        return expected_players(self, state)
 
     def validate(self, state: State, player: int, orders: Mapping[str, Any]) -> None:
         parse_orders(state, player, orders, strict=True)

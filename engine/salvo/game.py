@@ -12,7 +12,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.actions import MAX_CHATS, chat_event, check_chat, parse_action
-from engine.base import Event, Orders, Outcome, player_seat
+from engine.base import (
+    ROUND_DEADLINE,
+    SIMULTANEOUS,
+    STEP_OVER,
+    Event,
+    Orders,
+    Outcome,
+    Step,
+    expected_players,
+    player_seat,
+)
 from engine.errors import GameOver, IllegalOrder, InvalidOrder, NotYourTurn, RateLimited
 from engine.rng import Rng
 from engine.salvo.autopilot import autopilot_orders, firing
@@ -355,12 +365,19 @@ class SalvoGame:
     def state_from_dict(self, d: Mapping[str, Any]) -> SalvoState:
         return SalvoState.from_dict(d)
 
-    def expected_players(self, state: SalvoState) -> list[int]:
+    def step(self, state: SalvoState) -> Step:
+        """Every step is a simultaneous round on the round deadline (S9): both players in round 0
+        and in salvo mode; in classic mode's firing rounds the active player alone (S4: a one-seat
+        round that closes on its shot); ``OVER`` once the game is over."""
         if state.is_over:
-            return []
+            return STEP_OVER
         if state.round > 0 and state.mode == "classic":
-            return [state.active_player]
-        return list(range(PLAYERS))
+            return Step(SIMULTANEOUS, (state.active_player,), ROUND_DEADLINE)
+        return Step(SIMULTANEOUS, tuple(range(PLAYERS)), ROUND_DEADLINE)
+
+    def expected_players(self, state: SalvoState) -> list[int]:
+        """``step(state).players`` (:func:`engine.base.expected_players`)."""
+        return expected_players(self, state)
 
     def validate(self, state: SalvoState, player: int, orders: Mapping[str, Any]) -> None:
         if state.round == 0:
@@ -373,37 +390,9 @@ class SalvoGame:
 
     def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None
                   ) -> Orders:
-        """S9: orders computed from the player's view alone (Salvo has no standing orders)."""
+        """S9: orders computed from the player's view alone.  Salvo has no standing orders (the
+        services use :class:`engine.base.NoStanding`): ``standing_orders`` is ignored."""
         return autopilot_orders(view)
-
-    def check_standing(self, state: SalvoState, player: int, standing: Mapping[str, Any]) -> dict[str, Any]:
-        """Salvo has no standing orders: only ``{}`` is accepted (anything else is InvalidOrder
-        naming the key)."""
-        player_seat(player, PLAYERS)
-        if not isinstance(standing, Mapping):
-            raise InvalidOrder("standing orders are an object", field="standing")
-        for key in standing:
-            raise InvalidOrder("Salvo has no standing orders", field=str(key)[:80])
-        return {}
-
-    def default_standing(self, state: SalvoState, player: int) -> dict[str, Any]:
-        """No standing orders: ``{}``."""
-        return {}
-
-    def complete_orders(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None,
-                        orders: Mapping[str, Any]) -> Orders:
-        """A Salvo submission decides everything: it is returned as it is."""
-        return dict(orders)
-
-    def standing_actions(self, view: Mapping[str, Any], standing: Mapping[str, Any] | None
-                         ) -> list[dict[str, Any]]:
-        """No standing orders, no automatic actions."""
-        return []
-
-    def standing_after_round(self, standing: Mapping[str, Any] | None, orders_used: Mapping[str, Any]
-                             ) -> dict[str, Any]:
-        """Nothing to keep: ``{}``."""
-        return {}
 
     def act(self, state: SalvoState, player: int, action: Mapping[str, Any]
             ) -> tuple[SalvoState, list[Event]]:

@@ -21,7 +21,7 @@ from engine.archipelago import GAME
 from engine.archipelago.randplay import ViewMap, _reachable
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
-from engine.base import canonical_json, state_hash
+from engine.base import canonical_json, standing_of, state_hash
 from engine.errors import GameError, IllegalOrder, InvalidOrder
 from engine.salvo import GAME as SALVO
 from tests.engine.archipelago.boards import TWO_HOMES, U, state
@@ -508,13 +508,14 @@ def test_a72_a74_malformed_standing_orders_are_refused(standing: Any, kind: type
 
 def test_salvo_accepts_only_empty_standing_orders():
     st = SALVO.new_game({"players": 2}, 1)
-    assert SALVO.check_standing(st, 0, {}) == {}
+    salvo = standing_of(SALVO)  # Salvo has none: engine.base.NoStanding
+    assert salvo.check_standing(st, 0, {}) == {}
     with pytest.raises(InvalidOrder) as e:
-        SALVO.check_standing(st, 0, {"posture": "hold"})
+        salvo.check_standing(st, 0, {"posture": "hold"})
     assert e.value.field == "posture"
     v = SALVO.view(st, 0)
-    assert SALVO.standing_actions(v, {}) == [] and SALVO.standing_after_round({}, {}) == {}
-    assert SALVO.complete_orders(v, {}, {"random_placement": True}) == {"random_placement": True}
+    assert salvo.standing_actions(v, {}) == [] and salvo.standing_after_round({}, {}) == {}
+    assert salvo.complete_orders(v, {}, {"random_placement": True}) == {"random_placement": True}
 
 
 # -- A70: the view and nothing else -------------------------------------------------------------------
@@ -706,4 +707,4 @@ def test_a4_default_standing_for_autopilot_seats_is_accepted_everywhere():
             d = GAME.default_standing(st, p)
             assert GAME.check_standing(st, p, d) == d and d["posture"] == "aggressive"
             assert len(d["build_queue"]) <= 20
-    assert SALVO.default_standing(SALVO.new_game({"players": 2}, 1), 0) == {}
+    assert standing_of(SALVO).default_standing(SALVO.new_game({"players": 2}, 1), 0) == {}
