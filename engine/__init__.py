@@ -17,6 +17,7 @@ __all__ = ["GAMES", "Event", "Game", "GameError", "Outcome", "get_game"]
 GAMES: dict[str, str] = {
     "salvo": "engine.salvo",
     "archipelago": "engine.archipelago",
+    "arcmage": "engine.arcmage",
 }
 
 
