@@ -42,13 +42,22 @@ class GameError(ValueError):
 
 
 class InvalidOrder(GameError):
-    """The payload is malformed: a missing or unknown field, a bad square name, a wrong type."""
+    """The payload is malformed: a missing or unknown field, a wrong type, a value of no valid form (a
+    square name that is not one, such as 'Z'; an addressee that is no other player's seat)."""
 
     code = "order/invalid"
 
 
+class TooLarge(InvalidOrder):
+    """The request (a body, a message, a frame) is over the size limit every door sets (256 KiB):
+    field ``body``; nothing of it was read."""
+
+    code = "request/too_large"
+
+
 class IllegalOrder(GameError):
-    """The payload is well formed but breaks a rule of the game (shooting a square twice, ...)."""
+    """The payload is well formed but breaks a rule of the game (a square off the grid such as 'K1',
+    shooting a square twice, ...)."""
 
     code = "order/illegal"
 
@@ -97,7 +106,7 @@ class Throttled(GameError):
 
 
 class NotFound(GameError):
-    """An unknown game, code, player or unit."""
+    """An unknown game, code, player, unit, agent token or rpc, or an offer id no offer ever had."""
 
     code = "lookup/not_found"
 

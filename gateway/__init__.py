@@ -1,1 +1,2 @@
-"""The gateway: gRPC (and later web and MCP) front door; stateless, routes players to shards."""
+"""The gateway: the player API's three doors — gRPC, JSON over HTTP + a WebSocket, and MCP for AI agents —
+and the admin door; stateless, routes players to shards."""

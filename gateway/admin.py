@@ -84,8 +84,9 @@ def _digest(token: str) -> bytes:
 def _error(exc: BaseException, request: Request) -> Response:
     if not isinstance(exc, GameError) and not is_outage(exc):
         log.error("admin %s %s failed", request.method, request.url.path, exc_info=exc)
-    body = errors.to_dict(errors.as_game_error(exc))
-    return JSONResponse({"error": body}, status_code=body["http_status"])
+    err = errors.as_game_error(exc)
+    body = errors.to_dict(err)
+    return JSONResponse({"error": body}, status_code=body["http_status"], headers=errors.http_headers(err))
 
 
 def _left(deadline_ms: int | None, now_ms: int) -> int:

@@ -27,11 +27,13 @@ import contextlib
 import hashlib
 import hmac
 import itertools
+import json
 import logging
+import os
 import secrets
 import time
 import weakref
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +42,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from engine.errors import InvalidOrder, NotFound, PermissionDenied, RateLimited, Unauthenticated, Unavailable
+from engine.errors import Conflict, InvalidOrder, KeyReused, NotFound, PermissionDenied, Unauthenticated, Unavailable
 from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.limits import PEER, Limiter, Limits
 from gateway.pubsub import Notices
@@ -53,6 +55,9 @@ log = logging.getLogger(__name__)
 CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # A2: no 0/O/1/I
 PRESENCE_TTL_S = 20.0  # a stream whose gateway stops refreshing it counts as gone after this
 HEARTBEAT_S = 5.0
+#: A17: a seat whose last Watch stream ended still counts as connected this long (a reload, a dropped
+#: connection, a client restarted): the round waits for it meanwhile. 0: gone at once.
+PRESENCE_GRACE_S = 20.0
 SPEEDS = {"fast": 60.0, "slow": 8 * 3600.0}
 # The largest request any door accepts (gRPC's receive limit, HTTP bodies, MCP): the biggest
 # legitimate one, an 8-player Archipelago player's orders or standing orders, is a few tens of KiB.
@@ -61,6 +66,8 @@ AGENT_PREFIX = "agt_"  # agent tokens (A90) look like "agt_…"; player secrets 
 MAX_AGENT_TOKENS = 5  # live agent tokens per player
 MAX_LABEL = 40
 AGENT_PRESENCE_S = 60.0  # an agent's player counts as connected this long after the agent's last call
+AGENT_KEY_TTL_S = 3600  # a CreateAgentToken idempotency key gives the same token this long
+MAX_AGENT_KEY = 64  # characters of that key, printable (as the other doors' idempotency keys)
 MIN_REQUEST_ID, MAX_REQUEST_ID = 16, 64
 
 #: the door serving the current request, for the ``door`` label of archipelago_watch_streams: the gRPC
@@ -112,9 +119,11 @@ def new_code() -> str:
 
 
 def bearer(value: str | None) -> str:
-    """The secret in an ``authorization`` value ``"Bearer <secret>"`` ("" when absent)."""
-    if value and value.startswith("Bearer "):
-        return value[len("Bearer "):].strip()
+    """The secret in an ``authorization`` value ``"Bearer <secret>"`` ("" when absent). The scheme is
+    case-insensitive (RFC 7235: ``bearer``, ``BEARER``) and may be followed by several spaces."""
+    scheme, _, rest = (value or "").strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return rest.strip()
     return ""
 
 
@@ -123,6 +132,10 @@ class ApiConfig:
     public_url: str = "http://127.0.0.1:8080"
     limits: Limits = field(default_factory=Limits.from_env)
     retention: Retention = field(default_factory=Retention.from_env)
+    #: seconds a seat whose last Watch stream ended still counts as connected (A17);
+    #: ``ARCHIPELAGO_PRESENCE_GRACE_S``
+    presence_grace_s: float = field(default_factory=lambda: float(
+        os.environ.get("ARCHIPELAGO_PRESENCE_GRACE_S") or PRESENCE_GRACE_S))
 
 
 @dataclass(frozen=True)
@@ -144,6 +157,7 @@ class Presence:
         self._prefix = secrets.token_hex(4)  # stream ids are unique across gateways
         self._task: asyncio.Task[None] | None = None
         self._cleanup: set[asyncio.Task[None]] = set()
+        self._timers: set[asyncio.Task[None]] = set()  # grace ends (cancelled at stop: Redis expires them)
         # Agents' presence (A90): agent token hash -> [stream id, expiry (loop time), caller]
         self.leases: dict[str, list[Any]] = {}
         self.on_lease_end: Any = None  # async (game_id, seat, sid) -> None, set by PlayerAPI
@@ -159,6 +173,9 @@ class Presence:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        for timer in list(self._timers):
+            timer.cancel()
+        await asyncio.gather(*self._timers, return_exceptions=True)
         while self._cleanup:
             await asyncio.gather(*self._cleanup, return_exceptions=True)
 
@@ -192,6 +209,16 @@ class Presence:
         task = asyncio.get_running_loop().create_task(coro)
         self._cleanup.add(task)
         task.add_done_callback(self._cleanup.discard)
+
+    def after(self, delay_s: float, job: Callable[[], Awaitable[None]]) -> None:
+        """Run ``job()`` in ``delay_s`` seconds (tracked; cancelled when the gateway stops)."""
+        async def run() -> None:
+            await asyncio.sleep(delay_s)
+            await job()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._timers.add(task)
+        task.add_done_callback(self._timers.discard)
 
     def end_lease(self, agent: str) -> None:
         lease = self.leases.pop(agent, None)
@@ -227,7 +254,8 @@ class PlayerAPI:
         self._secrets: LRU[str, Caller] = LRU(CACHE_ENTRIES)  # secrets never change seat
         self._kinds: LRU[str, str] = LRU(CACHE_ENTRIES)  # games never change kind
         self._key: bytes | None = None
-        self.presence.on_lease_end = self._gone
+        # an agent's lease (A90) already outlasts its last call: it ends without a further grace
+        self.presence.on_lease_end = lambda game_id, seat, sid: self._gone(game_id, seat, sid, grace_s=0)
         self.limiter = Limiter(self.config.limits)
 
     async def start(self) -> None:
@@ -415,19 +443,53 @@ class PlayerAPI:
         return {"token_id": token_id, "label": rec["label"], "created_unix_ms": int(rec["created_ms"]),
                 "token": token, "mcp_url": f"{self.config.public_url}/mcp"}
 
-    async def create_agent_token(self, secret: str, game_id: str, label: str = "") -> dict[str, Any]:
-        """A new agent token for the caller's seat; the token string is in this answer only."""
+    async def create_agent_token(self, secret: str, game_id: str, label: str = "", key: str = "") -> dict[str, Any]:
+        """A new agent token for the caller's seat; the token string is in this answer only.
+
+        ``key`` (optional idempotency key, <= 64 printable characters, scoped to the player): within
+        ``AGENT_KEY_TTL_S`` of the first call, the same key with the same label answers the same token
+        again — *derived* (HMAC with the gateways' shared key, from the key and a nonce kept for that
+        time), never stored — and makes no second one; with another label it is
+        ``request/key_reused``; once that token is revoked, the key is ``request/key_reused`` too (a
+        revoked token never comes back)."""
         who = await self._owner(secret, game_id)
         if len(label) > MAX_LABEL or not label.isprintable():
             raise InvalidOrder(f"a label is 0–{MAX_LABEL} printable characters", field="label", rule="A90")
-        token = AGENT_PREFIX + secrets.token_urlsafe(24)
-        token_id = secrets.token_hex(6)
-        created = int(time.time() * 1000)
+        if len(key) > MAX_AGENT_KEY or not key.isprintable():
+            raise InvalidOrder(f"an idempotency key is at most {MAX_AGENT_KEY} printable characters",
+                               field="idempotency_key", rule="A16")
+        if key:
+            token, token_id, created = await self._keyed_agent_token(who, key)
+            live = (await self.store.agent_tokens(who.game_id, who.seat)).get(token_id)
+            if live is not None:
+                if live["label"] != label:
+                    raise KeyReused("this idempotency key made a token with another label", field="idempotency_key",
+                                    rule="A16")
+                return self._token_info(token_id, live, token)  # a retry: the same token, nothing new
+            if await self.store.redis.exists(self.store.key("agentrevoked", who.game_id, str(who.seat), token_id)):
+                raise KeyReused("the token this idempotency key made was revoked: use a new key",
+                                field="idempotency_key", rule="A16")
+        else:
+            token, token_id, created = AGENT_PREFIX + secrets.token_urlsafe(24), secrets.token_hex(6), 0
+        created = created or int(time.time() * 1000)
         if not await self.store.add_agent_token(who.game_id, who.seat, token_id, hash_secret(token), label, created,
                                                 MAX_AGENT_TOKENS):
-            raise RateLimited(f"at most {MAX_AGENT_TOKENS} live agent tokens per player: revoke one first",
-                              field="label", rule="A90")
+            # (not a rate: waiting never helps, revoking does — retry false)
+            raise Conflict(f"at most {MAX_AGENT_TOKENS} live agent tokens per player: revoke one first",
+                           rule="A90")
         return self._token_info(token_id, {"label": label, "created_ms": created}, token)
+
+    async def _keyed_agent_token(self, who: Caller, key: str) -> tuple[str, str, int]:
+        """(token, token id, created ms) of an idempotency key of ``who``: the first call keeps a random
+        nonce and the creation time for ``AGENT_KEY_TTL_S`` (SET NX: concurrent retries agree), and
+        the token is derived from the key and that nonce."""
+        marker = self.store.key("agentkey", who.game_id, str(who.seat), hash_secret(key)[:32])
+        mine = json.dumps({"nonce": secrets.token_hex(16), "created_ms": int(time.time() * 1000)})
+        await self.store.redis.set(marker, mine, nx=True, ex=AGENT_KEY_TTL_S)
+        raw = await self.store.redis.get(marker)
+        first = json.loads(raw) if raw else json.loads(mine)
+        seed = await self._derive(f"agent\0{who.game_id}\0{who.seat}\0{first['nonce']}", key)
+        return AGENT_PREFIX + seed[:40], seed[40:52], int(first["created_ms"])
 
     async def list_agent_tokens(self, secret: str, game_id: str) -> list[dict[str, Any]]:
         who = await self._owner(secret, game_id)
@@ -442,6 +504,9 @@ class PlayerAPI:
         rec = tokens.get(token_id)
         if rec is None or not await self.store.revoke_agent_token(who.game_id, who.seat, token_id):
             raise NotFound("no live agent token with this id", field="token_id", rule="A90")
+        # a retried CreateAgentToken with the key that made it must not bring it back (create_agent_token)
+        await self.store.redis.set(self.store.key("agentrevoked", who.game_id, str(who.seat), token_id), 1,
+                                   ex=AGENT_KEY_TTL_S)
         await self.store.publish(game_id, {"revoked": rec["hash"]})  # every gateway ends its streams
         self.presence.end_lease(rec["hash"])
 
@@ -518,10 +583,15 @@ class PlayerAPI:
         except Exception as exc:  # the next submission or the deadline closes the round anyway
             log.warning("presence check of %s failed: %r", game_id, exc)
 
-    async def _gone(self, game_id: str, seat: int, sid: str) -> None:
-        """After a stream ended: drop its presence; if that was the seat's last stream anywhere, tell
-        the others and let the game re-check an early close."""
+    async def _gone(self, game_id: str, seat: int, sid: str, grace_s: float | None = None) -> None:
+        """After a stream ended: its seat stays connected for the grace (A17, ``presence_grace_s``),
+        then its presence goes; if that was the seat's last stream anywhere, the others are told and
+        the game re-checks an early close."""
+        grace = self.config.presence_grace_s if grace_s is None else grace_s
         try:
+            if grace > 0 and await self.store.linger_stream(game_id, seat, sid, grace):
+                self.presence.after(grace, lambda: self._gone(game_id, seat, sid, grace_s=0))
+                return
             await self.store.drop_stream(game_id, seat, sid)
             if seat not in await self.store.connected(game_id, [seat]):
                 await self.store.publish(game_id, {"presence": seat, "connected": False})

@@ -2,7 +2,7 @@
 
 The gateway is one Starlette app served by uvicorn whose lifespan owns every resource: the player
 API (its Redis connections, pub/sub reader, presence heartbeat), the gRPC server on its own port,
-and the shard monitor.  Both doors — gRPC and JSON + WebSocket — call that one player API.
+and the shard monitor.  All three doors — gRPC, JSON + WebSocket and MCP — call that one player API.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def listen_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     """The HTTP port's listening socket; with ``reuse_port`` several gateway processes share it (the
     kernel spreads connections over them)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # (asyncio sets TCP_NODELAY only then)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)

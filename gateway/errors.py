@@ -4,7 +4,9 @@ Every door reports an error with the same four fields — ``code`` (stable, from
 ``field`` (what in the request was wrong, or empty), ``rule`` (the spec's rule id, or empty) and
 ``message`` (``"<field>: rule <rule>: <reason>"``, clipped) — so a client handles errors the same
 way whatever it speaks: gRPC (status + trailing metadata ``error-code``/``error-field``/
-``error-rule``), HTTP (status + JSON body ``{"error": {...}}``) or MCP (a tool error).
+``error-rule``), HTTP (status + JSON body ``{"error": {...}}``) or MCP (a tool error). When the wait
+before a retry is known (``client/throttled``), gRPC adds the trailer ``retry-after`` and HTTP the
+header ``Retry-After``, both in whole seconds (:func:`retry_after_s`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ S = grpc.StatusCode
 TABLE: dict[type[E.GameError], ErrorKind] = {
     cls: _kind(cls, status, http, retry) for cls, status, http, retry in (
         (E.InvalidOrder, S.INVALID_ARGUMENT, 400, False),
+        (E.TooLarge, S.INVALID_ARGUMENT, 413, False),
         (E.IllegalOrder, S.INVALID_ARGUMENT, 422, False),
         (E.KeyReused, S.INVALID_ARGUMENT, 422, False),
         (E.NotYourTurn, S.FAILED_PRECONDITION, 409, True),
@@ -88,8 +91,25 @@ def to_dict(err: E.GameError) -> dict[str, Any]:
             "status": k.grpc.name, "http_status": k.http, "retry": k.retry}
 
 
+def retry_after_s(err: E.GameError) -> int | None:
+    """The whole seconds to wait before the same request can succeed, when the error knows them
+    (``client/throttled`` of the per-address limits: :class:`gateway.limits.Wait`), else None."""
+    wait = getattr(err, "retry_after_s", None)
+    return int(wait) if isinstance(wait, int) and wait > 0 else None
+
+
 def trailers(err: E.GameError) -> tuple[tuple[str, str], ...]:
-    return (("error-code", err.code), ("error-field", err.field or ""), ("error-rule", err.rule or ""))
+    """gRPC trailing metadata: ``error-code``, ``error-field``, ``error-rule``, and ``retry-after``
+    (whole seconds, as HTTP's header) when the wait is known."""
+    out = (("error-code", err.code), ("error-field", err.field or ""), ("error-rule", err.rule or ""))
+    wait = retry_after_s(err)
+    return out if wait is None else (*out, ("retry-after", str(wait)))
+
+
+def http_headers(err: E.GameError) -> dict[str, str]:
+    """The HTTP headers of an error answer: ``Retry-After`` (whole seconds) when the wait is known."""
+    wait = retry_after_s(err)
+    return {} if wait is None else {"retry-after": str(wait)}
 
 
 def markdown_table() -> str:

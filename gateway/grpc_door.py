@@ -1,9 +1,10 @@
-"""The gRPC door: Lobby and Game over grpc.aio, plus health and reflection.
+"""The gRPC door: Lobby and Game over grpc.aio, plus health and reflection (v1 and v1alpha).
 
 Generic: every unary rpc of :data:`gateway.rpc.UNARY` becomes a method handler that takes the
 secret from the ``authorization`` metadata, calls the rpc's handler and renders errors as a status
-plus trailing metadata (``error-code``, ``error-field``, ``error-rule``).  Watch streams the
-player API's updates.
+plus trailing metadata (``error-code``, ``error-field``, ``error-rule``, ``retry-after`` when a wait
+is known).  A request over the door's size limit gets that answer too (INVALID_ARGUMENT,
+``order/invalid``, field ``body``).  Watch streams the player API's updates.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import grpc
 from google.protobuf import message_factory
 from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 from prometheus_client import Counter, Histogram
 
 from archipelago.v1 import game_pb2, lobby_pb2
 from engine.errors import InvalidOrder
 from gateway import errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
-from gateway.limits import PEER, grpc_peer
+from gateway.limits import PEER, TooLarge, grpc_peer
 
 REQUESTS = Counter("archipelago_requests_total", "player API requests by door, method and status",
                    ["door", "method", "code"])
@@ -37,6 +38,11 @@ SERVICES = {
 }
 SERVICE_NAMES = tuple(s.full_name for s in SERVICES.values())
 MAX_PENDING_CALLS = 20_000
+#: what gRPC itself accepts: above the door's own limit (MAX_REQUEST_BYTES), so that a request
+#: between the two gets the door's answer (order/invalid, field body, with trailers); beyond this
+#: one gRPC refuses it alone (RESOURCE_EXHAUSTED, "Received message larger than max", no trailers)
+MAX_RECEIVE_BYTES = 4 * MAX_REQUEST_BYTES
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
 
 
 def _secret(context: grpc.aio.ServicerContext) -> str:
@@ -47,24 +53,28 @@ def _secret(context: grpc.aio.ServicerContext) -> str:
 
 
 class Malformed:
-    """A request whose bytes are not a valid message. A deserializer that raises makes gRPC answer
-    UNKNOWN with the parser's exception; the handler answers this one with INVALID_ARGUMENT instead."""
+    """A request refused before parsing: its bytes are not a valid message, or there are too many of
+    them. A deserializer that raises makes gRPC answer UNKNOWN with the parser's exception; the
+    handler answers this one with the error's status and trailers instead."""
 
-    __slots__ = ("type_name",)
+    __slots__ = ("err",)
 
-    def __init__(self, type_name: str) -> None:
-        self.type_name = type_name
+    def __init__(self, err: InvalidOrder) -> None:
+        self.err = err
 
     def error(self) -> InvalidOrder:
-        return InvalidOrder(f"not a valid {self.type_name} in protobuf's wire format", field="body")
+        return self.err
 
 
 def deserializer(cls: type[Message]) -> Callable[[bytes], Message | Malformed]:
     def parse(raw: bytes) -> Message | Malformed:
+        if len(raw) > MAX_REQUEST_BYTES:  # the door's limit, not gRPC's (that one has no trailers)
+            return Malformed(TooLarge(MAX_REQUEST_BYTES, f"a {cls.DESCRIPTOR.name}"))
         try:
             return cls.FromString(raw)
         except Exception:  # DecodeError: corrupt wire format, bad UTF-8 in a string, nesting too deep
-            return Malformed(cls.DESCRIPTOR.name)
+            return Malformed(InvalidOrder(f"not a valid {cls.DESCRIPTOR.name} in protobuf's wire format",
+                                          field="body"))
     return parse
 
 
@@ -144,6 +154,22 @@ async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool)
         await health_servicer.set(name, status)
 
 
+def enable_reflection(server: grpc.aio.Server, service_names: tuple[str, ...]) -> None:
+    """Server reflection, both versions: ``grpc.reflection.v1alpha`` (grpcio-reflection's) and
+    ``grpc.reflection.v1`` (what grpcurl and current tools ask first). grpcio-reflection has only
+    v1alpha; the v1 service is the same messages under another package (identical wire format),
+    so v1 is served by the same servicer with v1alpha's (de)serializers."""
+    names = (*service_names, reflection.SERVICE_NAME, REFLECTION_V1)
+    reflection.enable_server_reflection(names, server)
+    servicer = reflection.aio.ReflectionServicer(names)
+    method = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(REFLECTION_V1,
+                                                                          {"ServerReflectionInfo": method}),))
+
+
 async def build_server(api: PlayerAPI, address: str, health_servicer: health.aio.HealthServicer | None = None,
                        *, reuse_port: bool = False) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``; pass
@@ -151,7 +177,7 @@ async def build_server(api: PlayerAPI, address: str, health_servicer: health.aio
     gateway processes share the port (otherwise a second server on it fails to bind)."""
     server = grpc.aio.server(options=[
         ("grpc.so_reuseport", int(reuse_port)),
-        ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         # Calls arriving while the event loop is busy wait in gRPC's core until the server takes them;
         # beyond 1,000 waiting (the default) it cancels new ones (CANCELLED, before any handler runs),
         # which a burst of reconnecting Watch streams — a gateway restart — exceeds. Still bounded.
@@ -162,7 +188,7 @@ async def build_server(api: PlayerAPI, address: str, health_servicer: health.aio
     health_servicer = health_servicer or health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     await set_serving(health_servicer, True)
-    reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    enable_reflection(server, (*SERVICE_NAMES, health.SERVICE_NAME))
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind gRPC address {address}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -28,16 +29,112 @@ IDLE_TIMEOUT_S = 30.0  # a kept-alive connection with no request in flight close
 MAX_CONNECTIONS = 10_000  # beyond this many connections and tasks, uvicorn answers 503
 
 
+class CoalescedWrites(asyncio.Transport):
+    """A connection's transport whose writes within one event-loop step leave as one ``send``.
+
+    uvicorn's h11 protocol writes a response in pieces (status line and headers, then the body, then
+    an empty end of message); with Nagle's algorithm the body then waited for the client's delayed
+    ACK of the headers (~40 ms on Linux) on every request of a kept-alive connection. Writes are
+    gathered here and handed to the real transport once, at the end of the step that made them
+    (``loop.call_soon``): a JSON answer leaves as one segment, and a streamed one (MCP's SSE, a
+    static file, WebSocket frames) is never held longer than that step. Closing writes what is
+    gathered first. Everything else is the real transport's."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self.inner = transport
+        self.loop = loop
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        if not self._pending:
+            self.loop.call_soon(self.flush)
+        self._pending.append(bytes(data))
+
+    def writelines(self, list_of_data: Any) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            if not self.inner.is_closing():
+                self.inner.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self.inner.close()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self.inner.abort()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.inner.write_eof()
+
+    def can_write_eof(self) -> bool:
+        return self.inner.can_write_eof()
+
+    def get_write_buffer_size(self) -> int:
+        return self.inner.get_write_buffer_size() + sum(len(d) for d in self._pending)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self.inner.get_write_buffer_limits()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self.inner.set_write_buffer_limits(high, low)
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self.inner.get_extra_info(name, default)
+
+    def is_closing(self) -> bool:
+        return self.inner.is_closing()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self.inner.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self.inner.get_protocol()
+
+    def is_reading(self) -> bool:
+        return self.inner.is_reading()
+
+    def pause_reading(self) -> None:
+        self.inner.pause_reading()
+
+    def resume_reading(self) -> None:
+        self.inner.resume_reading()
+
+
+def no_delay(transport: asyncio.BaseTransport) -> None:
+    """TCP_NODELAY on a connection's socket. asyncio sets it only on sockets made with
+    ``proto=IPPROTO_TCP``; a listening socket made as ``socket.socket(AF_INET, SOCK_STREAM)`` (proto 0:
+    ours, uvicorn's own, the tests') hands out connections with Nagle's algorithm on, so a write
+    that follows another one waited for the client's delayed ACK (~40 ms)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class GuardedH11(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a header timeout: a connection (new, or kept alive between
     requests) that does not complete a request's headers within ``header_timeout_s`` is closed —
     uvicorn has only an idle timeout, so slow-header clients held connections for minutes. Upgraded
-    connections (WebSocket) are the WebSocket protocol's from then on and are left alone."""
+    connections (WebSocket) are the WebSocket protocol's from then on and are left alone.
+
+    Every connection has TCP_NODELAY (:func:`no_delay`) and its writes coalesced
+    (:class:`CoalescedWrites`): a response leaves in one write, with no delayed-ACK wait."""
 
     header_timeout_s = HEADER_TIMEOUT_S
 
     def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
+        no_delay(transport)
+        super().connection_made(CoalescedWrites(transport, self.loop))  # (the WebSocket protocol inherits it)
         self._header_timer: asyncio.TimerHandle | None = None
         self._arm_header_timer()
 
@@ -70,13 +167,17 @@ class GuardedH11(H11Protocol):
 
 def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 0,
                    header_timeout_s: float = HEADER_TIMEOUT_S, idle_timeout_s: float = IDLE_TIMEOUT_S) -> Any:
-    """The one way the gateway's HTTP port is served: wsproto WebSockets, header and idle timeouts, a
-    bound on connections."""
+    """The one way the gateway's HTTP port is served: wsproto WebSockets (a message over the request
+    size limit closes the socket with 1009 and a reason naming the limit), header and idle timeouts,
+    a bound on connections."""
     import uvicorn
+
+    from gateway.api import MAX_REQUEST_BYTES
 
     protocol = type("GuardedH11Timed", (GuardedH11,), {"header_timeout_s": header_timeout_s})
     return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="wsproto",
-                          http=protocol, timeout_keep_alive=int(idle_timeout_s), limit_concurrency=MAX_CONNECTIONS)
+                          ws_max_size=MAX_REQUEST_BYTES, http=protocol, timeout_keep_alive=int(idle_timeout_s),
+                          limit_concurrency=MAX_CONNECTIONS)
 
 
 def uvicorn_server(config: Any) -> Any:

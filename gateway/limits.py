@@ -4,7 +4,8 @@ A client address (``PEER``, set by each door for the request it serves: gRPC fro
 HTTP and WebSocket — hence MCP too — from the connection) has two token buckets in this gateway
 process: one for lobby calls (CreateGame, JoinGame, ListGames) and one for failed
 authentications (a wrong or revoked secret or token).  An empty bucket refuses with
-``client/throttled`` (RESOURCE_EXHAUSTED / 429) naming the seconds to wait; a refused
+``client/throttled`` (RESOURCE_EXHAUSTED / 429) naming the seconds to wait, in the message and
+machine-readable (:class:`Wait`: HTTP ``Retry-After``, gRPC trailer ``retry-after``); a refused
 authentication is refused before the secret is looked up.  The cap on open lobby games per address
 is cluster-wide (kept in Redis, see :meth:`services.store.Store.open_lobbies`).
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 from prometheus_client import Counter
 
+from engine import errors as E
 from engine.errors import Throttled
 from gateway.cache import LRU
 
@@ -46,6 +48,24 @@ def grpc_peer(peer: str) -> str:
     if kind == "ipv6":
         return rest.rsplit(":", 1)[0].strip("[]")
     return kind  # unix sockets and the rest: one address each kind
+
+
+class TooLarge(E.TooLarge):
+    """A request (body, message, frame) over the size limit of every door: ``request/too_large``,
+    field ``body`` (the error table: gRPC INVALID_ARGUMENT with the error trailers, HTTP 413)."""
+
+    def __init__(self, limit: int, what: str = "a request") -> None:
+        super().__init__(f"{what} is at most {limit} bytes ({limit // 1024} KiB)", field="body")
+
+
+class Wait(Throttled):
+    """``client/throttled`` with the time to wait in machine-readable form: ``retry_after_s``, whole
+    seconds rounded up (at least 1), sent as HTTP ``Retry-After`` and gRPC trailer ``retry-after``
+    (:func:`gateway.errors.trailers`, :func:`gateway.errors.http_headers`)."""
+
+    def __init__(self, message: str, *, wait_s: float, field: str) -> None:
+        self.retry_after_s = max(1, math.ceil(wait_s)) if math.isfinite(wait_s) else 86_400
+        super().__init__(message.format(s=self.retry_after_s), field=field)
 
 
 @dataclass(frozen=True)
@@ -120,8 +140,7 @@ class Limiter:
         wait = self.lobby.wait_s(peer)
         if wait > 0:
             THROTTLED["lobby"].inc()
-            raise Throttled(f"too many lobby calls from this address: retry in {math.ceil(wait)} s",
-                            field="client")
+            raise Wait("too many lobby calls from this address: retry in {s} s", wait_s=wait, field="client")
         self.lobby.take(peer)
 
     def before_auth(self) -> None:
@@ -129,8 +148,8 @@ class Limiter:
         peer = self._peer()
         if peer and (wait := self.failures.wait_s(peer)) > 0:
             THROTTLED["auth_failures"].inc()
-            raise Throttled(f"too many failed authentications from this address: retry in {math.ceil(wait)} s",
-                            field="authorization")
+            raise Wait("too many failed authentications from this address: retry in {s} s", wait_s=wait,
+                       field="authorization")
 
     def auth_failed(self) -> None:
         peer = self._peer()
@@ -143,9 +162,9 @@ class Limiter:
 
     def too_many_lobbies(self, ttl_s: float) -> Throttled:
         """The refusal of a create beyond :meth:`open_lobby_cap` (counted)."""
-        THROTTLED["open_lobbies"].inc()
-        return Throttled(f"at most {self.limits.open_lobbies} open lobby games per client address: start one or "
-                         f"let one expire ({ttl_s / 3600:g} h after its creation)", field="client")
+        THROTTLED["open_lobbies"].inc()  # (the wait: the latest an open lobby frees its place by itself)
+        return Wait(f"at most {self.limits.open_lobbies} open lobby games per client address: start one or "
+                    f"let one expire ({ttl_s / 3600:g} h after its creation)", wait_s=ttl_s, field="client")
 
 
-__all__ = ["PEER", "THROTTLED", "Limiter", "Limits", "grpc_peer"]
+__all__ = ["PEER", "THROTTLED", "Limiter", "Limits", "TooLarge", "Wait", "grpc_peer"]

@@ -1,9 +1,10 @@
 """The rpcs of the Lobby and Game services, once, as protobuf message in -> player API -> message out.
 
-Both message doors use this table: gRPC (:mod:`gateway.grpc_door`) with the secret from the call's
-metadata, and JSON over HTTP + WebSocket (:mod:`gateway.web`) with the secret from the
-``Authorization`` header — same request and response messages, same errors.  A door only moves
-messages and renders errors.
+Every door uses this table: gRPC (:mod:`gateway.grpc_door`) with the secret from the call's
+metadata, JSON over HTTP + WebSocket (:mod:`gateway.web`) with the secret from the ``Authorization``
+header, and MCP (:mod:`gateway.mcp_door`) with an agent token — same request and response messages
+(JSON ones parsed and written by :func:`convert.parse_json` / :func:`convert.to_json`), same errors.
+A door only moves messages and renders errors.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from archipelago.v1 import game_pb2, lobby_pb2
+from engine.errors import InvalidOrder
 from gateway import convert
 from gateway.api import MAX_AGENT_TOKENS, PlayerAPI
 
@@ -73,7 +75,8 @@ async def set_standing_orders(api: PlayerAPI, req: game_pb2.SetStandingOrdersReq
 
 
 async def create_agent_token(api: PlayerAPI, req: game_pb2.CreateAgentTokenRequest, secret: str) -> Message:
-    return game_pb2.AgentToken(**await api.create_agent_token(secret, req.game_id, req.label))
+    return game_pb2.AgentToken(**await api.create_agent_token(secret, req.game_id, req.label,
+                                                              key=req.idempotency_key))
 
 
 async def list_agent_tokens(api: PlayerAPI, req: game_pb2.ListAgentTokensRequest, secret: str) -> Message:
@@ -87,8 +90,25 @@ async def revoke_agent_token(api: PlayerAPI, req: game_pb2.RevokeAgentTokenReque
     return game_pb2.RevokeAgentTokenResponse()
 
 
+def check_after_seq(after_seq: int, latest: int | None = None) -> None:
+    """A Watch's ``after_seq`` is 0 (from the beginning) or the seq of an update the caller has had:
+    not negative, not beyond ``latest`` (the caller's latest seq) — such a stream would deliver
+    nothing, silently, until the game caught up with it."""
+    if after_seq < 0:
+        raise InvalidOrder(f"after_seq is 0 (from the start) or the seq of an update you received, not {after_seq}",
+                           field="after_seq")
+    if latest is not None and after_seq > latest:
+        raise InvalidOrder(f"after_seq {after_seq} is beyond your latest update (seq {latest}): watch from the last "
+                           "seq you received, or GetView's seq", field="after_seq")
+
+
 async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> AsyncGenerator[game_pb2.Update, None]:
-    """Authenticates at once (errors before the first update); the iterator must be closed."""
+    """Authenticates and checks ``after_seq`` at once (errors before the first update: a seq beyond
+    the caller's latest is refused, as GetView tells it, before the stream opens; seqs only grow, so
+    one within it stays valid); the iterator must be closed."""
+    check_after_seq(req.after_seq)
+    if req.after_seq > 0:
+        check_after_seq(req.after_seq, int((await api.view(secret, req.game_id))["seq"]))
     stream = await api.watch(secret, req.game_id, req.after_seq)
 
     async def messages() -> AsyncGenerator[game_pb2.Update, None]:

@@ -6,10 +6,13 @@
   The player secret travels as ``Authorization: Bearer <secret>``.
 - ``GET /v1/Game/Watch`` upgraded to a WebSocket: the client's first text frame is
   ``{"authorization": "Bearer <secret>", "game_id": "…", "after_seq": "0"}`` (a WatchRequest plus
-  the secret, which never goes in the URL: URLs land in logs); the server then sends one text frame
-  per Update (JSON mapping) and closes with code 1000 after ``game_over``.
+  the secret, which never goes in the URL: URLs land in logs), within ``HELLO_TIMEOUT_S``
+  (``ARCHIPELAGO_WS_HELLO_S``, 10 s; else an error frame and close 4408 "hello timeout"); the
+  server then sends one text frame per Update (JSON mapping) and closes with code 1000 after
+  ``game_over``. A frame over 256 KiB: uvicorn closes with 1009 and a reason naming the limit.
 - Errors: the HTTP status of :mod:`gateway.errors`' table and a body
-  ``{"error": {"code", "field", "rule", "message", "status", "http_status", "retry"}}``; on the
+  ``{"error": {"code", "field", "rule", "message", "status", "http_status", "retry"}}`` (a body
+  over 256 KiB: 413; ``client/throttled``: a ``Retry-After`` header, whole seconds); on the
   WebSocket, that body as a text frame, then a close with code 4000 + the HTTP status (4401 …).
 """
 
@@ -18,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,45 +33,38 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from archipelago.v1 import game_pb2
-from engine.errors import GameError, InvalidOrder, NotFound
-from gateway import errors, rpc
+from engine.errors import GameError, InvalidOrder, NotFound, Unauthenticated
+from gateway import convert, errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.grpc_door import LATENCY, REQUESTS
+from gateway.limits import TooLarge
 
 MAX_BODY = MAX_REQUEST_BYTES
+#: seconds a WebSocket may take to send its first (hello) frame before it is closed (4408)
+HELLO_TIMEOUT_S = float(os.environ.get("ARCHIPELAGO_WS_HELLO_S") or 10.0)
+HELLO_CLOSE = 4408
 
 
 def to_json(msg: Message) -> dict[str, Any]:
-    """A message in protobuf's JSON mapping, proto field names, every field present."""
-    return json_format.MessageToDict(msg, preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
+    """A message in protobuf's JSON mapping, proto field names, every field present (:func:`convert.to_json`)."""
+    return convert.to_json(msg)
 
 
 def parse(raw: bytes | str | dict[str, Any], cls: type[Message]) -> Message:
-    """A request message from JSON; InvalidOrder naming the problem (the field, where protobuf says)."""
-    msg = cls()
-    try:
-        if isinstance(raw, dict):
-            json_format.ParseDict(raw, msg)
-        else:  # bytes decoded here: protobuf's Parse lets a UnicodeDecodeError out (an internal error)
-            json_format.Parse((raw.decode("utf-8") if isinstance(raw, bytes) else raw) or "{}", msg)
-    except UnicodeDecodeError:
-        raise InvalidOrder(f"not a valid {cls.DESCRIPTOR.name} in JSON: the body is not UTF-8", field="body") from None
-    except json_format.ParseError as exc:
-        raise InvalidOrder(f"not a valid {cls.DESCRIPTOR.name} in JSON: {exc}", field="body") from None
-    return msg
+    """A request message from JSON; InvalidOrder naming the snake_case field path (:func:`convert.parse_json`)."""
+    return convert.parse_json(raw, cls)
 
 
 def error_response(exc: BaseException, method: str) -> Response:
     err = errors.as_game_error(exc)
     body = errors.to_dict(err)
     REQUESTS.labels("http", method, body["status"]).inc()
-    return JSONResponse({"error": body}, status_code=body["http_status"])
+    return JSONResponse({"error": body}, status_code=body["http_status"], headers=errors.http_headers(err))
 
 
 async def _body(request: Request) -> bytes:
     """The request's body, refused (without reading on) once it passes MAX_BODY."""
-    too_big = InvalidOrder(f"a request body is at most {MAX_BODY} bytes", field="body")
+    too_big = TooLarge(MAX_BODY, "a request body")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise too_big
@@ -103,14 +99,25 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
         api: PlayerAPI = ws.app.state.api
         await ws.accept()
         try:
-            message = await ws.receive()
+            try:
+                async with asyncio.timeout(HELLO_TIMEOUT_S):
+                    message = await ws.receive()
+            except TimeoutError:
+                late = Unauthenticated(f"the first frame (authorization, game_id, after_seq) did not come within "
+                                       f"{HELLO_TIMEOUT_S:g} s", field="authorization", rule="A3")
+                body = errors.to_dict(late) | {"http_status": HELLO_CLOSE - 4000}
+                REQUESTS.labels("http", "Watch", body["status"]).inc()
+                with contextlib.suppress(Exception):
+                    await ws.send_text(json.dumps({"error": body}))
+                    await ws.close(code=HELLO_CLOSE, reason="hello timeout")
+                return
             if message["type"] == "websocket.disconnect":
                 return
             first = message.get("text")
             if first is None:  # a binary frame (receive_text would fail on it with a KeyError)
                 raise InvalidOrder("the first frame is a text frame holding a JSON object", field="body")
-            if len(first) > MAX_BODY:
-                raise InvalidOrder("the first frame is too long", field="body")
+            if len(first) > MAX_BODY:  # (uvicorn closes on a longer one first: 1009, see uvicorn_config)
+                raise TooLarge(MAX_BODY, "the first frame")
             try:
                 hello = json.loads(first)
             except (ValueError, RecursionError):  # RecursionError: nested too deep

@@ -21,6 +21,12 @@ Supervision of embedded mode ("processes you start, you own"):
   overwrites its environment block with its process title, so it is found by its pidfile instead.)
 * A private redis-server that dies while the cluster runs is restarted on the same port and data
   directory by :class:`RedisWatchdog` (bounded restarts with backoff, a log line each).
+* Nothing the server started may outlive it (Ray's agents lingered ~60 s after a SIGKILL: the
+  raylet's children, with no death signal of their own): a small reaper process
+  (:func:`start_reaper`, ``python -m services.cluster reap``) is started with the death signal and
+  no mark; it notes the server's descendants each second, and when the server dies (or stops) it
+  stops them and every process carrying the mark (SIGTERM, then SIGKILL 2 s later) and exits — all
+  within a few seconds of a SIGKILL.
 """
 
 from __future__ import annotations
@@ -270,6 +276,90 @@ def reap_previous_run(data_dir: Path) -> list[int]:
                     ", ".join(_proc_label(p) for p in sorted(pids)))
         _stop_pids(sorted(pids))
     return sorted(pids)
+
+
+REAP_GRACE_S = 2.0  # SIGTERM, then SIGKILL this long after
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, start time in clock ticks) of every live process."""
+    table = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields[0] not in ("Z", "X"):
+            table[int(entry.name)] = (int(fields[1]), int(fields[19]))  # (stat fields 4 and 22)
+    return table
+
+
+def descendants(roots: set[int], table: dict[int, tuple[int, int]] | None = None) -> dict[int, int]:
+    """Every live descendant of ``roots`` (not the roots): pid -> start time (to tell a reused pid)."""
+    table = _process_table() if table is None else table
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for pid, (ppid, _) in table.items():
+        children[ppid].append(pid)
+    found: dict[int, int] = {}
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found and child not in roots:
+                found[child] = table[child][1]
+                todo.append(child)
+    return found
+
+
+def reap(data_dir: Path, known: dict[int, int], rounds: int = 5) -> list[int]:
+    """Stop ``known`` (pid -> start time: only while it is still that process), their descendants
+    and every process carrying ``data_dir``'s mark, again while new ones appear (a raylet starting
+    a worker as it goes). Returns the pids stopped."""
+    stopped: list[int] = []
+    for _ in range(rounds):
+        table = _process_table()
+        alive = {pid for pid, start in known.items() if table.get(pid, (0, -1))[1] == start}
+        pids = sorted((alive | set(descendants(alive, table)) | set(marked_processes(data_dir)))
+                      - {os.getpid()} - set(stopped))
+        if not pids:
+            break
+        _stop_pids(pids, timeout_s=REAP_GRACE_S)
+        stopped += pids
+    return stopped
+
+
+def reaper_main(data_dir: Path, parent: int) -> None:
+    """The reaper: follows the processes ``parent`` started after it (a snapshot of its descendants
+    each second: a raylet's children outlive it, re-parented), until SIGTERM (its death signal — sent
+    when the parent's spawning thread ends, so also as the parent dies — or :meth:`Embedded.stop`)
+    or until ``parent`` is gone; then stops all of them and whatever carries ``data_dir``'s mark."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (its own session; a stray Ctrl-C is not our stop)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    logging.basicConfig(filename=data_dir / "reaper.log", level=logging.INFO,
+                        format="%(asctime)s reaper[%(process)d] %(message)s")
+    me = os.getpid()
+    born = _process_table()[me][1]
+    known: dict[int, int] = {}
+
+    def note() -> None:  # only what was started after us: the server's, not what its host ran before
+        known.update({pid: start for pid, start in descendants({parent}).items() if start >= born and pid != me})
+
+    while os.getppid() == parent:  # (the death signal may be lost if it was set late: look too)
+        note()
+        if signal.sigtimedwait({signal.SIGTERM}, 1.0) is not None:
+            break
+    note()
+    stopped = reap(data_dir, known)
+    log.info("stopped %d process(es) left by the server of %s: %s", len(stopped), data_dir,
+             ", ".join(map(str, stopped)) or "none")
+
+
+def start_reaper(data_dir: Path) -> subprocess.Popen[bytes]:
+    """The reaper of ``data_dir``'s marked processes (see the module's notes); unmarked itself."""
+    env = {k: v for k, v in os.environ.items() if k != SERVE_MARK}
+    return spawn([sys.executable, "-m", "services.cluster", "reap", str(data_dir.resolve()), str(os.getpid())],
+                 env=env)
 
 
 @contextlib.contextmanager
@@ -529,9 +619,11 @@ class Embedded:
     lock: DataDirLock | None = None
     watchdog: RedisWatchdog | None = None
     ray_owned: bool = False  # we called ray.init (shutdown is ours to do)
+    reaper: subprocess.Popen[bytes] | None = None  # stops the local Ray node's leftovers (start_reaper)
 
     def stop(self) -> None:
-        """Watchdog first (so it does not restart what we stop), then Ray, Redis, and the lock."""
+        """Watchdog first (so it does not restart what we stop), then Ray, Redis, what the reaper
+        finds left, and the lock."""
         if self.watchdog is not None:
             self.watchdog.stop()
         if self.ray_owned:
@@ -541,6 +633,13 @@ class Embedded:
                 ray.shutdown()
         if self.redis is not None:
             self.redis.stop()
+        if self.reaper is not None and self.reaper.poll() is None:  # last: it stops what is left
+            self.reaper.terminate()
+            try:
+                self.reaper.wait(timeout=5 * (REAP_GRACE_S * 2 + 1))
+            except subprocess.TimeoutExpired:
+                self.reaper.kill()
+                self.reaper.wait()
         if self.lock is not None:
             self.lock.release()
 
@@ -589,6 +688,8 @@ def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago
             cluster.watchdog = RedisWatchdog(cluster.redis).start()
         cluster.ray_owned = not ray.is_initialized()
         local_node = cluster.ray_owned and ray_address is None  # its processes carry the mark
+        if local_node and private:
+            cluster.reaper = start_reaper(data_dir)
         with _marked_environment(data_dir) if local_node else contextlib.nullcontext():
             init_ray(ray_address, namespace=namespace)
         print(f"ray: {'joined ' + ray_address if ray_address else 'local node started'}", flush=True)
@@ -600,3 +701,10 @@ def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago
         raise
     print(f"shards: {len(cluster.shards)} GameShard actors up", flush=True)
     return cluster
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "reap":
+        reaper_main(Path(sys.argv[2]), int(sys.argv[3]))
+    else:
+        raise SystemExit("usage: python -m services.cluster reap DATA_DIR PARENT_PID")

@@ -97,6 +97,18 @@ return #KEYS
 """
 TOUCH_CHUNK = 500  # games per presence script call
 
+# A Watch stream that ended keeps counting as connected for a grace (A17): its member (if still there)
+# expires ARGV[2] ms from now (ARGV[1]); the key's own expiry is only ever lengthened.
+_LINGER = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  local left = redis.call('PTTL', KEYS[1])
+  if left >= 0 and left < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+  return 1
+end
+return 0
+"""
+
 # Move a game from shard ARGV[1] to ARGV[2] if it is still placed on ARGV[1] (or nowhere): its
 # placement (keeping its time to live) and its deadline-index entry; returns where it is placed now.
 # KEYS: placement, the old shard's deadline index, the new one's, the current owner's (if moved).
@@ -254,6 +266,7 @@ class Store:
         self.redis.metrics = self.metrics = metrics
         self._appends = _Appends(self.redis)
         self._touch: Any = self.redis.register_script(_TOUCH)
+        self._linger: Any = self.redis.register_script(_LINGER)
         self._move: Any = self.redis.register_script(_MOVE)
 
     def key(self, *parts: str) -> str:
@@ -511,6 +524,13 @@ class Store:
 
     async def drop_stream(self, game_id: str, seat: int, stream: str) -> None:
         await self.redis.zrem(self.key("presence", game_id), f"{seat}:{stream}")
+
+    async def linger_stream(self, game_id: str, seat: int, stream: str, grace_s: float) -> bool:
+        """A Watch stream that ended: its seat stays connected ``grace_s`` more seconds (A17), unless
+        the stream's entry had already expired (False then)."""
+        ms = int(grace_s * 1000)
+        expiry = int(time.time() * 1000) + ms
+        return bool(await self._linger(keys=[self.key("presence", game_id)], args=[f"{seat}:{stream}", expiry, ms]))
 
     async def connected(self, game_id: str, seats: Iterable[int]) -> set[int]:
         """The seats among ``seats`` with at least one live Watch stream."""

@@ -105,7 +105,10 @@ async def cluster(redis_server: RedisProcess, ray_local: None, spans: Any) -> As
     router = ShardRouter(store, shard_names(SHARDS), NAMESPACE)
     # The per-address limits are off here (every test calls from 127.0.0.1); tests/gateway/test_limits.py
     # tests them with their own player API.
-    api = PlayerAPI(store, router, ApiConfig(public_url="http://test.invalid", limits=Limits.off()))
+    # No presence grace (A17) here: a stream that ends is gone at once, as the tests of rounds expect;
+    # tests/e2e/test_presence_grace.py sets one.
+    api = PlayerAPI(store, router, ApiConfig(public_url="http://test.invalid", limits=Limits.off(),
+                                             presence_grace_s=0))
     await api.start()
     server, port = await build_server(api, "127.0.0.1:0")
 

@@ -15,7 +15,7 @@ from typing import Any
 from engine.actions import MAX_CHAT_LEN, MAX_CHATS, check_chat
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES
-from engine.errors import GameOver, IllegalOrder, InvalidOrder, RateLimited
+from engine.errors import GameError, GameOver, IllegalOrder, InvalidOrder, NotFound, RateLimited
 
 BANK_RATE = 4
 PORT_RATE = 2
@@ -95,8 +95,9 @@ def offer(state: State, player: int, to: int | None, give: Mapping[str, int],
     p = _open(state, player)
     if to is not None:
         _seat(state, to, "to")
-        if to == p:
-            raise IllegalOrder("an offer goes to another player", rule="A53", field="to")
+        if to == p:  # as a chat message to oneself (engine.actions.check_chat): a malformed addressee
+            raise InvalidOrder("an offer goes to another player (leave out to for everyone)", rule="A53",
+                               field="to")
     g = _goods(give, "give")
     w = _goods(get, "get")
     if state.pstates[p].offers_made >= MAX_OFFERS:
@@ -113,12 +114,22 @@ def offer(state: State, player: int, to: int | None, give: Mapping[str, int],
     return new
 
 
+def _missing(state: State, offer_id: str) -> GameError:
+    """The error for an offer id that is not pending (A53): taken, withdrawn, declined, expired with its
+    round or never made are one answer, ``lookup/not_found`` — telling them apart would tell a player
+    about offers between others. ("Offer no longer valid" is A53's answer when the goods fell short.)"""
+    if not isinstance(offer_id, str):
+        return InvalidOrder("an offer id is a string such as 'o3'", rule="A53", field="offer")
+    return NotFound(f"no pending offer {offer_id[:20]!r} (taken, withdrawn, declined, expired with its round, "
+                    "or never made); the pending ones are in your view's offers", rule="A53", field="offer")
+
+
 def accept_offer(state: State, player: int, offer_id: str) -> State:
     """A53: execute an offer at once if both sides still hold the goods."""
     p = _open(state, player)
     idx = next((i for i, x in enumerate(state.offers) if x["id"] == offer_id), None)
     if idx is None:
-        raise IllegalOrder("offer no longer valid", rule="A53", field="offer")
+        raise _missing(state, offer_id)
     o = state.offers[idx]
     if o["from"] == p or ("to" in o and o["to"] != p):
         raise IllegalOrder("this offer is not addressed to you", rule="A53", field="offer")
@@ -141,7 +152,7 @@ def _offer_index(state: State, offer_id: Any) -> int:
         raise InvalidOrder("an offer id is a string such as 'o3'", rule="A53", field="offer")
     idx = next((i for i, x in enumerate(state.offers) if x["id"] == offer_id), None)
     if idx is None:
-        raise IllegalOrder("offer no longer valid", rule="A53", field="offer")
+        raise _missing(state, offer_id)
     return idx
 
 

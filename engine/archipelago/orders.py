@@ -65,6 +65,20 @@ def _own_unit(state: State, player: int, uid: Any, fld: str) -> Unit:
     return u
 
 
+def _tile(v: Any, fld: str, what: str = "a tile") -> Tile:
+    """A tile of the orders, ``{"x": int, "y": int}``: InvalidOrder naming what is missing or wrong
+    (``<fld>.x`` for a missing x), never a bare KeyError."""
+    if isinstance(v, Mapping):
+        for k in ("x", "y"):
+            if v.get(k) is None:
+                raise InvalidOrder(f"{what} is {{\"x\": int, \"y\": int}}: {k} is missing", field=f"{fld}.{k}")
+    try:
+        return parse_tile(v)
+    except (KeyError, TypeError, ValueError):
+        raise InvalidOrder(f"{what} is {{\"x\": int, \"y\": int}} with whole-number coordinates",
+                           field=fld) from None
+
+
 def passable(state: State, u: Unit, t: Tile) -> bool:
     """Terrain a unit may move over (A23, A60)."""
     ut = UNIT_TYPES[u.type]
@@ -235,10 +249,7 @@ def _parse_deploy(state: State, player: int, ent: Any, f: str, out: Parsed) -> N
     if not isinstance(ent, Mapping) or set(ent) - {"unit", "tile"}:
         raise InvalidOrder("a deployment is {\"unit\": id, \"tile\": {x, y}}", field=f)
     u = _own_unit(state, player, ent.get("unit"), f + ".unit")
-    try:
-        t = parse_tile(ent.get("tile"))
-    except (KeyError, TypeError, ValueError) as e:
-        raise InvalidOrder(str(e) or "bad tile", field=f + ".tile") from None
+    t = _tile(ent.get("tile"), f + ".tile", "a deployment's tile")
     b = state.board
     ut = UNIT_TYPES[u.type]
     if ut.domain == LAND:
@@ -308,16 +319,14 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
             out.moves[u.id] = steps
         return
     if kind == "to":
-        try:
-            dest = parse_tile(ent["to"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise InvalidOrder(str(e) or "bad tile", field=f + ".to") from None
+        dest = _tile(ent["to"], f + ".to", "a destination")
         if ut.move == 0:
             raise IllegalOrder(f"unit {u.id}: a {ut.name} never moves", rule="A91", field=f + ".to")
         planned = plan_path(state, player, u, dest)
         if planned is None:
-            raise IllegalOrder(f"unit {u.id}: no path over explored terrain to ({dest[0]}, {dest[1]})",
-                               rule="A18", field=f + ".to")
+            raise IllegalOrder(f"unit {u.id}: no path over explored terrain to ({dest[0]}, {dest[1]}) — a destination "
+                               "must be reachable to be planned; steps sent as a path are checked against the "
+                               "terrain at the resolution instead (A20)", rule="A18", field=f + ".to")
         if planned[: ut.move]:
             out.moves[u.id] = planned[: ut.move]
         return
@@ -443,10 +452,9 @@ def _parse_build(state: State, player: int, ent: Any, f: str, out: Parsed, stric
     ut = UNIT_TYPES[typ]
     b = Build(typ)
     if ut.is_mine:
-        try:
-            b.tile = parse_tile(ent.get("tile"))
-        except (KeyError, TypeError, ValueError):
-            raise InvalidOrder(f"a {ut.name} build names its tile", field=f + ".tile") from None
+        if ent.get("tile") is None:
+            raise InvalidOrder(f"a {ut.name} build names its tile", field=f + ".tile")
+        b.tile = _tile(ent.get("tile"), f + ".tile", f"a {ut.name} build's tile")
     elif strict and ent.get("tile") is not None:
         raise InvalidOrder(f"a {ut.name} build takes no tile", field=f + ".tile")
     if typ == "raft":

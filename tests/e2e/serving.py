@@ -50,6 +50,7 @@ def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str,
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RAY_ADDRESS")}
     env["ARCHIPELAGO_RATE_LIMITS"] = "off"
     env["ARCHIPELAGO_DRAIN_S"] = "0"  # stopped with SIGTERM: no drain wait (tests of the drain set it)
+    env["ARCHIPELAGO_PRESENCE_GRACE_S"] = "0"  # a closed stream is gone at once (A17 grace: its own tests)
     env.update(extra_env or {})
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
     proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),

@@ -80,7 +80,9 @@ async def test_a90_at_most_five_live_tokens(connect: Connect) -> None:
     game = await new_game(connect)
     made = [await game.host.create_agent_token(game.game_id, f"t{i}") for i in range(5)]
     err = await rpc_error(game.host.create_agent_token(game.game_id, "sixth"))
-    assert (err.status, err.code, err.rule) == ("RESOURCE_EXHAUSTED", "action/rate_limited", "A90")
+    # issue 19: not a rate (retry: true could never succeed) — revoking one is what helps
+    assert (err.status, err.code, err.rule) == ("FAILED_PRECONDITION", "lobby/conflict", "A90")
+    assert "revoke one" in err.message
     await game.host.revoke_agent_token(game.game_id, made[0].token_id)
     await game.host.create_agent_token(game.game_id, "sixth")  # room again
     assert len((await game.host.list_agent_tokens(game.game_id)).tokens) == 5

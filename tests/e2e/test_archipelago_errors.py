@@ -86,12 +86,12 @@ async def test_a20_bad_archipelago_input_is_refused_and_changes_nothing(cluster:
         await ann.act(gid, offer=A.OfferAction(to=1, give={"food": 1}, get={"wood": 1}))
     await unchanged(ann, gid, lambda: ann.act(gid, offer=A.OfferAction(give={"food": 1}, get={"wood": 1})),
                     "RESOURCE_EXHAUSTED", "A53", "offer")
-    # accepting an offer its maker withdrew: "offer no longer valid" (A53)
+    # accepting an offer its maker withdrew: no pending offer (A53)
     first = (await bob.view(gid)).archipelago.offers[0].id
     await ann.act(gid, withdraw=A.WithdrawAction(offer=first))
     err = await unchanged(bob, gid, lambda: bob.act(gid, accept=A.AcceptAction(offer=first)),
-                          "INVALID_ARGUMENT", "A53", "accept.offer")
-    assert err.message.endswith("offer no longer valid")
+                          "NOT_FOUND", "A53", "accept.offer")
+    assert f"no pending offer '{first}'" in err.message
     # A20: a ship's path onto known land is accepted; the ship stops at the resolution (A27)
     ship = next(u for u in mine.values() if u.type == "dvora")
     rows = view.archipelago.rows

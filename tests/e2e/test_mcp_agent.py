@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from archipelago.v1 import archipelago_pb2, game_pb2, lobby_pb2
 from client.base import BaseClient
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.e2e
 
 TOOLS = {"rules", "get_view", "legal_moves", "submit_orders", "set_standing_orders", "chat", "offer_trade",
          "answer_offer", "bank_trade", "wait_for_next_round"}
+MUTATING = {"submit_orders", "set_standing_orders", "chat", "offer_trade", "answer_offer", "bank_trade"}
 AGENT_SCRIPT = Path(__file__).with_name("agent") / "salvo_agent.py"
 
 
@@ -108,10 +110,18 @@ async def test_a90_tools_are_listed_with_descriptions_and_schemas(cluster: Clust
             assert t.input_schema["type"] == "object"
         submit = tools["submit_orders"].input_schema
         assert set(submit["required"]) == {"round", "orders"} and "done" in submit["properties"]
+        for name in MUTATING:  # issue 19: every mutation takes the doors' idempotency key, and says so
+            assert "idempotency_key" in tools[name].input_schema["properties"], name
+            assert "idempotency_key" in (tools[name].description or ""), name
+            assert "idempotency_key" not in tools[name].input_schema.get("required", []), name
+        for t in tools.values():  # one copy of each answer: the text (no structuredContent twin)
+            assert t.output_schema is None, t.name
         assert set(tools["answer_offer"].input_schema["properties"]["answer"]["enum"]) == {
             "accept", "decline", "withdraw"}
         rules = await call(c, "rules")
-        assert "S3" in rules and '"random_placement": true' in rules
+        assert "S3" in rules and '"random_placement": true' in rules and "idempotency_key" in rules
+        result = await c.call_tool("get_view", {})
+        assert result.structured_content is None and len(result.content) == 1
         resources = {str(r.uri) for r in (await c.list_resources()).resources}
         assert resources == {"game://rules/salvo", "game://rules/archipelago"}
         templates = {t.uri_template for t in (await c.list_resource_templates()).resource_templates}
@@ -168,13 +178,14 @@ async def test_a90_an_agent_plays_archipelago_rounds(cluster: Cluster) -> None:
                 if view["round"] == 0:
                     orders: dict[str, Any] = {}
                 else:
-                    mover = next(m for m in moves["units"] if any(t != m["at"] for t in m["moves"]))
-                    target = next(t for t in mover["moves"] if t != mover["at"])
+                    mover = next(m for m in moves["units"] if m["moves"])  # (its own tile is not a move)
+                    target = mover["moves"][0]
+                    assert set(target) == {"x", "y"}  # issue 19: the shape orders take, used as it comes
                     moved = {mover["unit"]: target}
-                    orders = {"units": [{"unit": mover["unit"], "to": {"x": target[0], "y": target[1]}}]}
-                    if moves["builds"]:
-                        orders["builds"] = [{"type": moves["builds"][0]["type"]}] if moves["builds"][0].get(
-                            "needs") is None else []
+                    orders = {"units": [{"unit": mover["unit"], "to": target}]}
+                    plain = [b for b in moves["builds"] if set(b) == {"type"}]
+                    if plain:
+                        orders["builds"] = plain[:1]  # a build order exactly as legal_moves lists it
                 draft = await call(c, "submit_orders", round=view["round"], orders=orders, done=False)
                 assert not draft["submitted"]  # a draft: the round waits for the real thing
                 pending = (await guest.view(game_id)).archipelago_pending  # what the server keeps for seat 1
@@ -208,8 +219,12 @@ async def test_a90_bad_arguments_are_tool_errors_that_change_nothing(cluster: Cl
         assert "order/illegal" in text and ("rule S3" in text or "rule S1" in text), text
         text = await refused(c, "submit_orders", round=0, orders={"bogus": 1})
         assert "order/invalid" in text and "Retry: no" in text, text
+        # issue 19: a round not open yet is INVALID_ARGUMENT (as SubmitOrders documents for a newer
+        # version), an earlier one ABORTED
         text = await refused(c, "submit_orders", round=3, orders={"random_placement": True})
-        assert "action/stale_state_id" in text and "rule A16" in text, text
+        assert "order/invalid (INVALID_ARGUMENT)" in text and "field round" in text and "rule A16" in text, text
+        text = await refused(c, "submit_orders", round=-1, orders={"random_placement": True})
+        assert "action/stale_state_id (ABORTED)" in text and "rule A16" in text, text
         text = await refused(c, "submit_orders", round=0, orders="shoot everything")
         assert "submit_orders" in text or "orders" in text, text
         text = await refused(c, "submit_orders", orders={})  # round missing
@@ -230,19 +245,20 @@ async def test_a90_bad_arguments_are_tool_errors_that_change_nothing(cluster: Cl
 
 
 async def test_a90_a_revoked_token_and_a_player_secret_are_refused(cluster: Cluster) -> None:
+    """Refused before the MCP layer (issue 19): the MCP client gets no tool list, no tool result."""
     host = cluster.client("grpc")
     created = await host.create("salvo", seats=2, nickname="host", deadline_seconds=60)
     made = await host.create_agent_token(created.game_id)
     async with agent(cluster, made.token) as c:
         assert (await call(c, "get_view"))["you"] == 0
         await host.revoke_agent_token(created.game_id, made.token_id)
-        text = await refused(c, "get_view")
-        assert "auth/unauthenticated" in text and "rule A90" in text, text
-    async with agent(cluster, created.secret) as c:
-        text = await refused(c, "get_view")
-        assert "never the player's own secret" in text, text
-    async with agent(cluster, "agt_nonsense") as c:
-        assert "rule A90" in await refused(c, "rules")
+        with pytest.raises(MCPError):
+            await c.call_tool("get_view", {})
+    for secret in (created.secret, "agt_nonsense", made.token):
+        with pytest.raises(Exception) as caught:
+            async with agent(cluster, secret) as c:
+                await c.list_tools()
+        assert "401" in repr(caught.value) or "error response" in repr(caught.value), caught.value
 
 
 async def test_a90_a_scripted_agent_that_reads_only_the_tool_descriptions_wins_or_loses_a_salvo_game(

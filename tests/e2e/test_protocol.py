@@ -109,7 +109,8 @@ async def test_http_errors_are_json_with_the_status_of_the_table(cluster: Cluste
     async with httpx.AsyncClient(base_url=cluster.http_url) as http:
         r = await http.post("/v1/Lobby/JoinGame", content=b'{"code": "ZZZZZZ", "nick": "x"}')
         assert r.status_code == 400
-        assert r.json()["error"]["code"] == "order/invalid" and r.json()["error"]["field"] == "body"
+        assert r.json()["error"]["code"] == "order/invalid" and r.json()["error"]["field"] == "nick"  # its name
+        assert "a JoinGameRequest has code, nickname, request_id" in r.json()["error"]["message"]
         r = await http.post("/v1/Lobby/JoinGame", json={"code": "ZZZZZZ", "nickname": "x"})
         assert r.status_code == 404 and r.json()["error"] == {
             "code": "lookup/not_found", "field": "code", "rule": "A2", "status": "NOT_FOUND", "http_status": 404,
@@ -153,7 +154,7 @@ def test_every_update_kind_and_salvo_event_is_documented() -> None:
     sent = set(re.findall(r'_push\(\s*"(\w+)"', actor)) | set(re.findall(r'"kind": "(\w+)"', actor))
     sent |= {"connected", "disconnected"} if '"connected" if connected else "disconnected"' in api else set()
     assert {"joined", "started", "round_opened", "submitted", "chat", "round_closed", "event", "game_over",
-            "resync", "connected", "disconnected"} == sent
+            "resync", "connected", "disconnected", "step"} == sent
     proto = Path("proto/archipelago/v1/game.proto").read_text()
     readme = Path("README.md").read_text()
     for kind in sent:

@@ -106,7 +106,9 @@ async def test_refused_tokens_count_toward_the_per_address_limit(cluster: Cluste
         err = refusal(await client.get("/admin/shards"), 429, "client/throttled")
         assert err["field"] == "authorization"
     async with door(limited) as client:  # the same address: even the right token waits now
-        refusal(await client.get("/admin/shards"), 429, "client/throttled")
+        resp = await client.get("/admin/shards")
+        refusal(resp, 429, "client/throttled")
+        assert int(resp.headers["retry-after"]) >= 1, "the wait is machine-readable, as on the other doors"
 
 
 async def test_lists_the_shards(cluster: Cluster) -> None:

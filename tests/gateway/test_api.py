@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 
 from engine.errors import KeyReused, Unavailable
 from gateway import errors
-from gateway.api import PlayerAPI
+from gateway.api import ApiConfig, PlayerAPI
 from services.cluster import RedisProcess
 from services.shard import ShardCore, error_dict
 from services.store import Store
@@ -104,7 +104,9 @@ async def api(redis_server: RedisProcess) -> AsyncIterator[PlayerAPI]:
     prefix = f"api{secrets.token_hex(4)}:"
     core = ShardCore("local", GatedStore(redis_server.url, prefix))
     await core.start()
-    the_api = PlayerAPI(GatedStore(redis_server.url, prefix), LocalRouter(core))  # type: ignore[arg-type]
+    # no presence grace (A17): a stream's cleanup is complete when it ends (the grace: test_presence_grace)
+    the_api = PlayerAPI(GatedStore(redis_server.url, prefix), LocalRouter(core),  # type: ignore[arg-type]
+                        ApiConfig(presence_grace_s=0))
     await the_api.start()
     yield the_api
     await the_api.stop()

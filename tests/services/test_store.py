@@ -105,6 +105,20 @@ async def test_a17_presence_is_the_set_of_live_streams(store: Store) -> None:
     assert await store.connected("g", [0, 1]) == set()
 
 
+async def test_a17_an_ended_stream_lingers_for_its_grace_and_only_lengthens_the_key(store: Store) -> None:
+    await store.touch_streams([("lg", 0, "a"), ("lg", 1, "b")], 5)
+    assert await store.linger_stream("lg", 0, "a", 60)  # its stream ended: 60 s of grace
+    assert await store.connected("lg", [0, 1]) == {0, 1}
+    assert 5_000 < await store.redis.pttl(store.key("presence", "lg")) <= 60_000, "the key outlives the grace"
+    assert await store.linger_stream("lg", 1, "b", 1)
+    assert await store.redis.pttl(store.key("presence", "lg")) > 5_000, "a shorter grace never shortens the key"
+    await store.drop_stream("lg", 0, "a")
+    assert not await store.linger_stream("lg", 0, "a", 60), "a stream already gone is not brought back"
+    assert await store.connected("lg", [0]) == set()
+    assert await store.linger_stream("lg", 1, "b", -1)  # (a grace already past: gone)
+    assert await store.connected("lg", [1]) == set()
+
+
 async def test_a17_presence_of_many_games_in_chunks_with_their_keys_expiring(store: Store) -> None:
     from services.store import TOUCH_CHUNK
 

@@ -170,10 +170,10 @@ def test_w7_salvo_players_have_the_agent_panel_too(open_page: OpenPage, web_serv
         assert ann.eval_on_selector(sel, "e => getComputedStyle(e).direction") == "ltr", sel
     assert ann.eval_on_selector("#agent", "e => getComputedStyle(e).direction") == "rtl"
 
-    # A fifth made elsewhere meanwhile: the page's create is refused (429), in Hebrew, next to the
-    # button; the list is read again and the button waits for a revocation.
+    # A fifth made elsewhere meanwhile: the page's create is refused (409 lobby/conflict), in Hebrew,
+    # next to the button; the list is read again and the button waits for a revocation.
     post(web_server.url, "Game/CreateAgentToken", {"game_id": game_id, "label": "agent 4"}, secret)
-    watched.allowed += ["status of 429", "HTTP 429: POST"]  # the refusal below is the API's answer, shown
+    watched.allowed += ["status of 409", "HTTP 409: POST"]  # the refusal below is the API's answer, shown
     ann.click("#agent-create")
     error = ann.locator("#agent .agent-create-row + .error")
     expect(error).to_contain_text("לכל היותר 5 טוקנים פעילים")

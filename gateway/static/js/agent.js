@@ -154,7 +154,8 @@ export function agentPanel(ctx) {
   // Errors the shell would word for another matter (a per-round limit, malformed orders) get the
   // panel's own words; the rest as the shell says them.
   function explain(err) {
-    if (err && err.code === 'action/rate_limited') return { ...err, text: t('agent.error.full', { max: MAX_TOKENS }) };
+    // (all live tokens taken: `lobby/conflict`, revoking one helps — waiting does not)
+    if (err && err.code === 'lobby/conflict') return { ...err, text: t('agent.error.full', { max: MAX_TOKENS }) };
     if (err && err.code === 'order/invalid' && err.field === 'label') return { ...err, text: t('agent.error.label', { max: MAX_LABEL }) };
     if (err && err.code === 'lookup/not_found' && err.field === 'token_id') return { ...err, text: t('agent.error.gone') };
     return err;

@@ -83,7 +83,9 @@ async def main() -> int:
                     orders: dict[str, Any] = {"random_placement": True}
                 else:
                     orders = {"shots": choose_shots(view, moves["untried"], moves["shots_allowed"], rng)}
-                await tool(client, "submit_orders", round=view["round"], orders=orders)
+                # (a key per round: a retry after a lost answer would be applied once)
+                await tool(client, "submit_orders", round=view["round"], orders=orders,
+                           idempotency_key=f"salvo-agent-round-{view['round']}")
                 print(f"round {view['round']}: {json.dumps(orders)}", flush=True)
             await tool(client, "wait_for_next_round", after_round=view["round"], timeout_seconds=60)
 

@@ -15,7 +15,7 @@ from engine.archipelago.game import default_layout
 from engine.archipelago.state import State
 from engine.archipelago.units import UNIT_TYPES
 from engine.base import Outcome, canonical_json, state_hash
-from engine.errors import GameOver, IllegalOrder, InvalidOrder, RateLimited
+from engine.errors import GameOver, IllegalOrder, InvalidOrder, NotFound, RateLimited
 from tests.engine.archipelago.boards import U, mv, orders, run, state
 
 
@@ -305,7 +305,7 @@ def test_a53_offer_to_all_goes_to_the_first_acceptor():
     st = offer(st, 0, None, {"wood": 3}, {"iron": 1})
     oid = st.offers[0]["id"]
     st = accept_offer(st, 2, oid)
-    with pytest.raises(IllegalOrder):
+    with pytest.raises(NotFound):  # taken: no longer pending
         accept_offer(st, 1, oid)
 
 
@@ -328,7 +328,7 @@ def test_a53_offers_expire_when_the_round_closes():
     st = state(PORTS, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
     st = offer(st, 0, 1, {"wood": 3}, {"iron": 1})
     new, _ = GAME.resolve(st, {})
-    with pytest.raises(IllegalOrder):
+    with pytest.raises(NotFound):  # expired: no longer pending
         accept_offer(new, 1, st.offers[0]["id"])
 
 
@@ -414,9 +414,9 @@ def test_a53_offer_to_all_closed_for_others_without_naming_taker():
                                                       ("offer_closed", frozenset({1}))]
     assert dict(events[1].data) == {"offer": "o1"}  # not who took it, nor the goods
     assert GAME.view(new, 1)["offers"] == []
-    with pytest.raises(IllegalOrder) as e:
+    with pytest.raises(NotFound) as nf:  # taken: no longer pending
         GAME.act(new, 1, {"accept": {"offer": "o1"}})
-    assert e.value.field == "accept.offer" and e.value.reason == "offer no longer valid"
+    assert nf.value.field == "accept.offer" and nf.value.rule == "A53"
 
 
 def test_a53_offer_to_all_between_two_players_closes_without_another_event():
@@ -427,14 +427,14 @@ def test_a53_offer_to_all_between_two_players_closes_without_another_event():
 
 
 @pytest.mark.parametrize(("player", "action", "error", "field"), [
-    (0, {"offer": {"to": 0, "give": {"wood": 1}, "get": {"iron": 1}}}, IllegalOrder, "offer.to"),
+    (0, {"offer": {"to": 0, "give": {"wood": 1}, "get": {"iron": 1}}}, InvalidOrder, "offer.to"),  # as chat.to
     (0, {"offer": {"to": 5, "give": {"wood": 1}, "get": {"iron": 1}}}, InvalidOrder, "offer.to"),
     (0, {"offer": {"give": {}, "get": {"iron": 1}}}, InvalidOrder, "offer.give"),
     (0, {"offer": {"give": {"wood": 1}, "get": {"gold": 1}}}, InvalidOrder, "offer.get.gold"),
     (0, {"offer": {"give": {"wood": 9}, "get": {"iron": 1}}}, IllegalOrder, "offer.give"),
     (1, {"accept": {"offer": 1}}, InvalidOrder, "accept.offer"),
     (1, {"accept": {}}, InvalidOrder, "accept.offer"),
-    (1, {"accept": {"offer": "o9"}}, IllegalOrder, "accept.offer"),
+    (1, {"accept": {"offer": "o9"}}, NotFound, "accept.offer"),  # never made
     (0, {"accept": {"offer": "o1"}}, IllegalOrder, "accept.offer"),  # its own offer
     (0, {"chat": {"text": " "}}, InvalidOrder, "chat.text"),
     (0, {"chat": {"text": "x" * 501}}, InvalidOrder, "chat.text"),
@@ -545,9 +545,9 @@ def test_a53_decline_removes_an_offer_made_to_the_player_alone():
     assert [e.to_dict() for e in events] == [{"kind": "offer_declined", "data": {"offer": "o1", "by": 1},
                                               "audience": [0, 1]}]
     assert new.offers == [] and new.pstates[0].offers_made == 1
-    with pytest.raises(IllegalOrder) as e:  # gone: accepting it now is refused (A53)
+    with pytest.raises(NotFound) as nf:  # gone: accepting it now is refused (A53)
         GAME.act(new, 1, {"accept": {"offer": "o1"}})
-    assert e.value.reason == "offer no longer valid"
+    assert nf.value.rule == "A53"
 
 
 def test_a53_an_offer_to_all_cannot_be_declined_only_ignored():
@@ -567,6 +567,6 @@ def test_a53_withdraw_by_its_maker_tells_those_it_was_made_to():
     assert [(e.kind, dict(e.data), e.audience) for e in events] == [
         ("offer_withdrawn", {"offer": "o1", "by": 0}, None)]
     assert new.offers == [] and st.offers != []
-    with pytest.raises(IllegalOrder) as e:
+    with pytest.raises(NotFound) as nf:
         GAME.act(new, 2, {"accept": {"offer": "o1"}})
-    assert e.value.reason == "offer no longer valid"
+    assert nf.value.rule == "A53"

@@ -1,6 +1,6 @@
 """Where a submission's CPU goes: the whole path and a bare echo, split by process, with flame graphs.
 
-    python -m bench.profile [--seconds 20] [--out var/profiles] [--no-flame]
+    python -m bench.cpu_profile [--seconds 20] [--out var/profiles] [--no-flame]
 
 Starts ``archipelago serve`` (as ``bench.capacity`` does), runs the same closed-loop load client
 (``bench.loadgen``, 64 calls in flight, its own process) against it and then against the bare
@@ -136,7 +136,7 @@ async def main_async(a: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.profile", description=(__doc__ or "").split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.cpu_profile", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--out", default=str(ROOT / "var" / "profiles"))
     ap.add_argument("--no-flame", action="store_true", help="no py-spy flame graphs")
