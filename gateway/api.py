@@ -136,6 +136,10 @@ class ApiConfig:
     #: ``ARCHIPELAGO_PRESENCE_GRACE_S``
     presence_grace_s: float = field(default_factory=lambda: float(
         os.environ.get("ARCHIPELAGO_PRESENCE_GRACE_S") or PRESENCE_GRACE_S))
+    #: seconds an agent's player counts as connected after the agent's last call (A17, A90);
+    #: ``ARCHIPELAGO_AGENT_PRESENCE_S``
+    agent_presence_s: float = field(default_factory=lambda: float(
+        os.environ.get("ARCHIPELAGO_AGENT_PRESENCE_S") or AGENT_PRESENCE_S))
 
 
 @dataclass(frozen=True)
@@ -510,12 +514,12 @@ class PlayerAPI:
         await self.store.publish(game_id, {"revoked": rec["hash"]})  # every gateway ends its streams
         self.presence.end_lease(rec["hash"])
 
-    async def hold_presence(self, who: Caller, seconds: float = AGENT_PRESENCE_S) -> None:
-        """An agent's call (A90): its player counts as connected (A17) until ``seconds`` after its last
-        call, as a player with the game open does — nobody can tell an agent plays."""
+    async def hold_presence(self, who: Caller) -> None:
+        """An agent's call (A90): its player counts as connected (A17) until ``agent_presence_s`` after
+        its last call, as a player with the game open does — nobody can tell an agent plays."""
         if not who.agent:
             return
-        until = asyncio.get_running_loop().time() + seconds
+        until = asyncio.get_running_loop().time() + self.config.agent_presence_s
         lease = self.presence.leases.get(who.agent)
         if lease is not None:
             lease[1] = until

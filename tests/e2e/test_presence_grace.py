@@ -2,8 +2,9 @@
 ``presence_grace_s`` — the round waits for it meanwhile — and past it the seat is gone: the others
 are told, the round closes without it, the autopilot plays its orders and its view says so.
 
-Per door (gRPC and the WebSocket); the MCP door's agents hold presence by their calls (their lease,
-A90), tested with the agent tokens."""
+Per door: gRPC and the WebSocket (a Watch stream cut); the MCP door, whose agent holds its player's
+presence by its calls for ``agent_presence_s`` after the last one (A90): inside it the round waits,
+past it the same happens as past a stream's grace."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import contextlib
 from collections.abc import Callable
 
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import Cluster
 from tests.e2e.helpers import WAIT_S, connected, new_game, placement
@@ -88,3 +92,45 @@ async def test_a17_past_the_grace_the_round_closes_and_the_autopilot_plays_the_s
     host = await game.host.view(game.game_id)
     assert not host.autopilot_played
     assert not host.players[1].connected, "past its grace the guest is gone"
+
+
+async def agent_call(url: str, token: str, tool: str, **args: object) -> str:
+    """One MCP tool call of a player's agent; its text (fails on a tool error)."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as c:
+        result = await c.call_tool(tool, dict(args))
+    text = "".join(getattr(part, "text", "") for part in result.content)
+    assert not result.is_error, text
+    return text
+
+
+@pytest.mark.parametrize("lease_s", [60.0, 1.0], ids=["inside", "past"])
+async def test_a17_a90_an_agents_calls_hold_its_seat_and_past_its_lease_the_autopilot_plays(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch, lease_s: float) -> None:
+    monkeypatch.setattr(cluster.api.config, "agent_presence_s", lease_s)
+    game = await new_game(lambda: cluster.client("grpc"))
+    token = (await game.guest.create_agent_token(game.game_id, "agent")).token
+    view = await game.host.view(game.game_id)
+    kinds: list[str] = []
+    async with asyncio.timeout(WAIT_S), \
+            contextlib.aclosing(game.host.watch(game.game_id, view.seq - 1)) as stream:
+        assert (await anext(stream)).seq == view.seq  # the host is connected
+        await agent_call(cluster.http_url, token, "get_view")  # the guest's agent is at work
+        view = await game.host.view(game.game_id)
+        assert [p.connected for p in view.players] == [True, True], "the agent's player is connected"
+        await game.host.submit(game.game_id, view.version, salvo=placement(0))
+        assert (await game.host.view(game.game_id)).round == 0, "the round waits for the agent's player"
+        if lease_s > 10:  # inside the lease: the agent plays its round itself
+            await agent_call(cluster.http_url, token, "submit_orders", round=0, orders={"random_placement": True})
+        async for u in stream:
+            kinds.append(u.kind)
+            if u.kind == "round_closed":
+                assert u.data["early"] is True  # long before the 60 s deadline
+                break
+    guest = await game.guest.view(game.game_id)
+    assert guest.round == 1 and guest.salvo.fleet
+    if lease_s > 10:
+        assert not guest.autopilot_played and "disconnected" not in kinds, kinds
+    else:
+        assert guest.autopilot_played, "past the agent's lease the autopilot played the guest's round"
+        assert "disconnected" in kinds and kinds.index("disconnected") < kinds.index("round_closed"), kinds
