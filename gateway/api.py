@@ -470,7 +470,7 @@ class PlayerAPI:
                     raise KeyReused("this idempotency key made a token with another label", field="idempotency_key",
                                     rule="A16")
                 return self._token_info(token_id, live, token)  # a retry: the same token, nothing new
-            if await self.store.redis.exists(self.store.key("agentrevoked", who.game_id, str(who.seat), token_id)):
+            if await self.store.agent_token_revoked(who.game_id, who.seat, token_id):
                 raise KeyReused("the token this idempotency key made was revoked: use a new key",
                                 field="idempotency_key", rule="A16")
         else:
@@ -487,11 +487,9 @@ class PlayerAPI:
         """(token, token id, created ms) of an idempotency key of ``who``: the first call keeps a random
         nonce and the creation time for ``AGENT_KEY_TTL_S`` (SET NX: concurrent retries agree), and
         the token is derived from the key and that nonce."""
-        marker = self.store.key("agentkey", who.game_id, str(who.seat), hash_secret(key)[:32])
         mine = json.dumps({"nonce": secrets.token_hex(16), "created_ms": int(time.time() * 1000)})
-        await self.store.redis.set(marker, mine, nx=True, ex=AGENT_KEY_TTL_S)
-        raw = await self.store.redis.get(marker)
-        first = json.loads(raw) if raw else json.loads(mine)
+        first = json.loads(await self.store.agent_key(who.game_id, who.seat, hash_secret(key)[:32], mine,
+                                                      AGENT_KEY_TTL_S))
         seed = await self._derive(f"agent\0{who.game_id}\0{who.seat}\0{first['nonce']}", key)
         return AGENT_PREFIX + seed[:40], seed[40:52], int(first["created_ms"])
 
@@ -509,8 +507,7 @@ class PlayerAPI:
         if rec is None or not await self.store.revoke_agent_token(who.game_id, who.seat, token_id):
             raise NotFound("no live agent token with this id", field="token_id", rule="A90")
         # a retried CreateAgentToken with the key that made it must not bring it back (create_agent_token)
-        await self.store.redis.set(self.store.key("agentrevoked", who.game_id, str(who.seat), token_id), 1,
-                                   ex=AGENT_KEY_TTL_S)
+        await self.store.mark_agent_token_revoked(who.game_id, who.seat, token_id, AGENT_KEY_TTL_S)
         await self.store.publish(game_id, {"revoked": rec["hash"]})  # every gateway ends its streams
         self.presence.end_lease(rec["hash"])
 

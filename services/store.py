@@ -12,6 +12,9 @@ Key schema (all under a configurable prefix, default ``arch:``):
 ``agent:{sha256}``              JSON {game, seat, id} of a personal AI agent token's hash (A90)
 ``agents:{game}:{seat}``        hash token id -> JSON {hash, label, created_ms}: a player's live
                                 agent tokens (at most a few; revoking deletes both keys)
+``agentkey:{game}:{seat}:{h}``  JSON {nonce, created_ms} of a CreateAgentToken idempotency key (its
+                                hash ``h``): the token is derived from it, never stored (1 h)
+``agentrevoked:{game}:{seat}:{id}``  a revoked token's id: its key may not make it again (1 h)
 ``place:{game}``                shard name of the game (rendezvous hashing, recorded once)
 ``g:{game}:archive``            a finished game's journal, compacted (zlib + base64 of its JSON lines)
 ``deadlines:{shard}``           sorted set game id -> round deadline (Unix ms) of that shard
@@ -377,6 +380,20 @@ class Store:
     async def agent_tokens(self, game_id: str, seat: int) -> dict[str, dict[str, Any]]:
         raw = await self.redis.hgetall(self.key("agents", game_id, str(seat)))
         return {str(k): json.loads(v) for k, v in raw.items()}
+
+    async def agent_key(self, game_id: str, seat: int, key_hash: str, record: str, ttl_s: int) -> str:
+        """The record of a CreateAgentToken idempotency key: ``record`` if this call is its first (SET NX:
+        concurrent retries agree), else the first call's."""
+        marker = self.key("agentkey", game_id, str(seat), key_hash)
+        await self.redis.set(marker, record, nx=True, ex=ttl_s)
+        first = await self.redis.get(marker)
+        return str(first) if first else record
+
+    async def mark_agent_token_revoked(self, game_id: str, seat: int, token_id: str, ttl_s: int) -> None:
+        await self.redis.set(self.key("agentrevoked", game_id, str(seat), token_id), 1, ex=ttl_s)
+
+    async def agent_token_revoked(self, game_id: str, seat: int, token_id: str) -> bool:
+        return bool(await self.redis.exists(self.key("agentrevoked", game_id, str(seat), token_id)))
 
     async def revoke_agent_token(self, game_id: str, seat: int, token_id: str) -> bool:
         listing = self.key("agents", game_id, str(seat))
