@@ -71,7 +71,7 @@ Orders for this round (they build up until you submit them):
   act <unit> strike <target>   air strike by a fighter: 1 fuel (A38)
   act <unit> reveal <target>   a spy reveals a unit's type (A39)
   stay <unit>                  drop the unit's order (it stays where it is)
-  build <type> [<x> <y>|<ship>]  a unit (A40-A42): a mine names its tile, a raft its ship ('types' lists them)
+  build <type> [<x> <y>|<ship>]  a unit (A42): a mine names its tile, a raft its ship ('types' lists them)
   bonus <resource>             the activity-bonus choice (A51): {', '.join(RESOURCES)}
   deploy <unit> <x> <y>        round 0: where the unit starts (A14); units left out keep the default layout
   show                         the orders so far

@@ -217,7 +217,8 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
     that its process answers at all. ``before_scrape`` runs before each /metrics answer (it fetches
     the shards' samples); ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api`` (or
     the caller sets it). The app's own lifespan also runs the MCP door's session manager; ``host``
-    is the address served (on a loopback address the MCP door refuses other Host headers);
+    is the address served (the MCP door's own Host check accepts it, loopback names, the public
+    URL's host and ``ARCHIPELAGO_ALLOWED_HOSTS``: :func:`gateway.mcp_door.allowed_hosts`);
     ``admin_token`` opens the operators' door under /admin/ (:mod:`gateway.admin`; None: read once
     from ``ARCHIPELAGO_ADMIN_TOKEN``)."""
     async def healthz(_request: Request) -> Response:

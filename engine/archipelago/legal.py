@@ -22,7 +22,7 @@ Tiles are ``[x, y]`` pairs, listed in reading order (by y, then x).  Shape::
                 "actions": [{"action": "outpost"}                                  # A36
                             | {"action": "bombard"|"strike"|"reveal",              # A37–A39
                                "targets": [id, ...]}]}],                           # enemies in view, by id
-     "builds": [{"type": str, "cost": {resource: n}, "needs": "tile"|"ship"|None,  # A40–A42
+     "builds": [{"type": str, "cost": {resource: n}, "needs": "tile"|"ship"|None,  # A42
                  "tiles"?: [[x, y], ...], "ships"?: [id, ...]}],                   # where / for which ship
      "bank": {"rates": {resource: 4 | 2}},                                         # A52
      "note": str}
@@ -154,7 +154,7 @@ def unit_actions(vm: ViewMap, u: Mapping[str, Any], stock: Mapping[str, Any]) ->
 
 
 def builds(vm: ViewMap, stock: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A40–A42: the unit types the player can build now (afforded alone, within the limits), with
+    """A42: the unit types the player can build now (afforded alone, within the limits), with
     the free tiles a mine may go on and the ships a raft may be bought for."""
     have: dict[str, int] = {}
     for u in vm.own.values():

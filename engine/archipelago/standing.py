@@ -91,6 +91,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.archipelago.economy import BANK_RATE, PORT_RATE
 from engine.archipelago.randplay import ViewMap, _passable, _reachable
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
@@ -104,8 +105,6 @@ MIN_WAYPOINTS = 2
 MAX_WAYPOINTS = 10
 MAX_BANK_RULES = 12
 MAX_ACCEPT_RULES = 4
-BANK_RATE = 4
-PORT_RATE = 2
 
 #: The standing orders of a seat the autopilot plays alone (A4: the host filled it): aggressive (A71),
 #: the Shaldag first (A66's point, and a ferry), then cheap strong land units and Dvoras to carry

@@ -124,7 +124,7 @@ def check_unit_actions(st: State, p: int, v: dict[str, Any], ent: dict[str, Any]
 
 
 def check_builds(st: State, p: int, lm: dict[str, Any]) -> set[str]:
-    """A40–A42: a type is listed (with its mine tiles / raft ships) exactly when validate accepts it."""
+    """A42: a type is listed (with its mine tiles / raft ships) exactly when validate accepts it."""
     by_type = {b["type"]: b for b in lm["builds"]}
     assert [b["type"] for b in lm["builds"]] == [t for t in BUILDABLE if t in by_type]
     b = st.board
