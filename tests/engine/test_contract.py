@@ -60,6 +60,8 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
     "salvo": [{"players": 2}, {"players": 2, "mode": "classic", "fleet": "variant",
                                "first_player": "random", "max_rounds": 60}],
     "archipelago": [{"players": 2, "max_rounds": 10}, {"players": 3, "max_rounds": 6}],
+    # turns, not rounds: a game past its bound is a draw (tests/engine/arcmage plays 200 whole games)
+    "arcmage": [{"players": 2, "max_rounds": 12}, {"players": 3, "max_rounds": 9}],
     toygame.NAME: [{"players": 2}, {"players": 3, "target": 12, "max_rounds": 12}],
 }
 #: per game: an action other than chat that changes the state (GameOver once the game has ended)
