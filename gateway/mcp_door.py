@@ -358,7 +358,8 @@ def tool_error(exc: BaseException) -> ToolError:
     kind = errors.kind_of(err)
     where = ", ".join(p for p in (f"field {err.field}" if err.field else "",
                                   f"rule {err.rule}" if err.rule else "") if p)
-    retry = "yes, later" if kind.retry else "no: change the request"
+    wait = errors.retry_after_s(err)  # (client/throttled: the wait the other doors send as Retry-After)
+    retry = f"yes, in {wait} s" if wait else "yes, later" if kind.retry else "no: change the request"
     return ToolError(f"{kind.code} ({kind.grpc.name}){' — ' + where if where else ''}: {err.reason}. "
                      f"Retry: {retry}.")
 

@@ -63,3 +63,11 @@ async def test_a_throttled_grpc_answer_has_the_retry_after_trailer(doors: Doors)
     trailers = dict(caught.value.trailing_metadata() or ())
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert trailers.get("error-code") == "client/throttled" and trailers.get("retry-after") == "10", trailers
+
+
+def test_an_mcp_tool_error_names_the_wait_of_a_throttled_call() -> None:
+    from gateway.mcp_door import tool_error
+
+    text = str(tool_error(Wait("too many lobby calls from your address: retry in {s} s", wait_s=2.5, field="client")))
+    assert text.startswith("client/throttled (RESOURCE_EXHAUSTED)") and text.endswith("Retry: yes, in 3 s."), text
+    assert str(tool_error(Throttled("busy", field="client"))).endswith("Retry: yes, later.")
