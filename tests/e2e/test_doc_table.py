@@ -57,8 +57,10 @@ STATEMENTS = [
     (PROTO, "Idempotent: the host's StartGame sent again (a retry after a lost reply) answers the game's summary "
             "and changes nothing"),
     (README, "The `Authorization` scheme is case-insensitive"),
-    (README, "Accepting, declining or withdrawing an id no offer ever had is `lookup/not_found`"),
-    (PROTO, "An id no offer ever had is `lookup/not_found`"),
+    (README, "Accepting, declining or withdrawing an id that is not pending — taken, withdrawn, declined, "
+             "expired with its round, or never made"),
+    (PROTO, "An id that is not pending — taken (an offer to all goes to its first acceptor), withdrawn, "
+            "declined, expired with its round, or never made"),
     (PROTO, "ActResponse.offer_id is the new offer's id"),
 ]
 
