@@ -240,6 +240,7 @@ class GameActor:
         self.outcome: dict[str, Any] | None = None
         self.final_round = 0  # the last round played, once the game is over
         self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
+        self.act_answer: dict[str, Any] = {}  # the answer of the last action applied (_apply_act)
         self.autoplayed: frozenset[int] = frozenset()  # seats the autopilot played in the last closed round
         self.standing: dict[int, dict[str, Any]] = {}  # seat -> normalised standing orders (A70–A74)
         # --- the step (engine.base.Step): who may act now; derived from the state at every apply ---
@@ -390,9 +391,10 @@ class GameActor:
         seat = int(e["seat"])
         self.state, events = self.engine.act(self.state, seat, e["action"])
         self.act_count[seat] = self.act_count.get(seat, 0) + 1
-        self._remember_key(seat, e["key"], str(e.get("request", "")),
-                           {"version": self.version,  # an offer's id (A53) is in its answer
-                            "offer_id": next((str(ev.data["id"]) for ev in events if ev.kind == "offer"), "")})
+        # the answer: an offer's id (A53) is in it
+        self.act_answer = {"version": self.version,
+                           "offer_id": next((str(ev.data["id"]) for ev in events if ev.kind == "offer"), "")}
+        self._remember_key(seat, e["key"], str(e.get("request", "")), self.act_answer)
         for ev in events:
             self._push_event(ev)
 
@@ -705,11 +707,10 @@ class GameActor:
             engine = self._check_playing(seat)
             if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
                 raise RateLimited(f"at most {ACTIONS_PER_ROUND} actions per round", rule="A53", field="action")
-            _, events = engine.act(self.state, seat, action)  # validates; the result is recomputed by apply
+            engine.act(self.state, seat, action)  # validates; the result is recomputed by apply
             await self._commit({"op": "act", "seat": seat, "action": action, "key": key, "request": request,
                                 "at": self.now_ms()})
-            offer_id = next((str(ev.data["id"]) for ev in events if ev.kind == "offer"), "")  # (A53)
-            return {"version": self.version, "replayed": False, "offer_id": offer_id}
+            return {**self.act_answer, "replayed": False}  # (what apply made of it)
 
     async def action(self, seat: int, action: dict[str, Any], *, key: str = "", version: int | None = None
                      ) -> dict[str, Any]:
