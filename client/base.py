@@ -53,9 +53,11 @@ class BaseClient(abc.ABC):
         self.secret = self.secret or resp.secret
         return resp
 
-    async def join(self, code: str, nickname: str, request_id: str = "") -> lobby_pb2.JoinGameResponse:
+    async def join(self, code: str, nickname: str, request_id: str = "", **options: Any) -> lobby_pb2.JoinGameResponse:
+        """Take a seat; ``options``: the seat's own choices, named after the game (``arcmage=ArcmageSeatOptions``)."""
         resp = await self.call("Lobby", "JoinGame",
-                               lobby_pb2.JoinGameRequest(code=code, nickname=nickname, request_id=request_id),
+                               lobby_pb2.JoinGameRequest(code=code, nickname=nickname, request_id=request_id,
+                                                         **options),
                                lobby_pb2.JoinGameResponse)
         self.secret = self.secret or resp.secret
         return resp

@@ -196,7 +196,7 @@ class AdminDoor:
         if not name:
             raise InvalidOrder("name the shard: /admin/games?shard=NAME (see /admin/shards)", field="shard")
         self._shard_name(api, name)
-        listing: dict[str, Any] = await api.router.call_shard(name, "list_games")
+        listing: dict[str, Any] = await api.router.shard(name).list_games()
         now = int(time.time() * 1000)
         indexed = {str(d["game_id"]): int(d["deadline_unix_ms"]) for d in listing["deadlines"]}
         rows = [{**g, "time_left_ms": _left(g["deadline_unix_ms"], now), "in_memory": True,
@@ -214,13 +214,13 @@ class AdminDoor:
 
     async def game(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
         game_id = self._game_id(request)
-        result: dict[str, Any] = await api.router.call(game_id, "inspect", game_id)
+        result: dict[str, Any] = await api.router.game(game_id).inspect(game_id)
         return result
 
     async def end(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
         game_id = self._game_id(request)
         reason = await self._reason(request)
-        result: dict[str, Any] = await api.router.call(game_id, "end_game", game_id, reason)
+        result: dict[str, Any] = await api.router.game(game_id).end_game(game_id, reason)
         if result["ended"]:
             log.warning("admin: game %s ended by an operator (reason: %r)", game_id, reason)
         return {**result, "reason": reason}

@@ -42,6 +42,8 @@ from prometheus_client import REGISTRY
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from engine import GAMES, speed_deadlines
+from engine.base import DEADLINES_KEY, TURN_DEADLINE
 from engine.errors import Conflict, InvalidOrder, KeyReused, NotFound, PermissionDenied, Unauthenticated, Unavailable
 from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.limits import PEER, Limiter, Limits
@@ -342,6 +344,10 @@ class PlayerAPI:
         self._check_request_id(request_id)
         self.limiter.lobby_call()
         config = {**(options or {}), "players": seats or 2}
+        table = speed_deadlines(game, speed or "fast")
+        if table and not deadline_seconds:  # a game with its own speeds (Arcmage, M25): its turn length
+            deadline_seconds = table[TURN_DEADLINE]
+            config[DEADLINES_KEY] = {**table, **dict(config.get(DEADLINES_KEY) or {})}
         deadline = deadline_seconds or SPEEDS.get(speed or "fast", 0.0)
         if not deadline:
             raise InvalidOrder(f"unknown speed {speed[:20]!r}: fast or slow", field="speed", rule="A1")
@@ -362,8 +368,8 @@ class PlayerAPI:
             while not await self.store.claim_code(code, game_id):
                 code = new_code()
         await self.router.place_new(game_id)
-        made = await self.router.call(
-            game_id, "create_game", game_id,
+        made = await self.router.game(game_id).create_game(
+            game_id,
             {"kind": game, "config": config, "nickname": nickname, "secret_hash": hash_secret(secret),
              "public": public, "deadline_s": deadline, "code": code, "request": request})
         if summary is None and self.limiter.open_lobby_cap():  # (a cap means a known address)
@@ -376,8 +382,10 @@ class PlayerAPI:
         if cap and len(await self.store.open_lobbies(PEER.get())) >= cap:
             raise self.limiter.too_many_lobbies(self.config.retention.lobby_ttl_s)
 
-    async def join(self, *, code: str, nickname: str, request_id: str = "") -> dict[str, Any]:
-        """Take a free seat of a game in its lobby. Returns game_id, seat, secret, game."""
+    async def join(self, *, code: str, nickname: str, request_id: str = "",
+                   options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Take a free seat of a game in its lobby. Returns game_id, seat, secret, game. ``options``:
+        ``{kind: the seat's own choices}`` (Arcmage: its deck), checked by the game."""
         self._check_request_id(request_id)
         self.limiter.lobby_call()
         code = code.strip().upper()
@@ -388,13 +396,13 @@ class PlayerAPI:
             secret = (await self._derive(f"join\0{game_id}", request_id))[:40]
         else:
             secret = secrets.token_urlsafe(24)
-        joined = await self.router.call(game_id, "join", game_id, nickname, hash_secret(secret))
+        joined = await self.router.game(game_id).join(game_id, nickname, hash_secret(secret), options)
         return {"game_id": game_id, "seat": joined["seat"], "secret": secret, "game": joined["game"]}
 
     async def start_game(self, secret: str, game_id: str, fill_with_autopilot: bool = False) -> dict[str, Any]:
         """Start the game (host only, A4). Returns the game's summary."""
         who = await self.auth(secret, game_id)
-        result: dict[str, Any] = await self.router.call(game_id, "start_game", game_id, who.seat,
+        result: dict[str, Any] = await self.router.game(game_id).start_game(game_id, who.seat,
                                                         fill_with_autopilot)
         return result
 
@@ -406,33 +414,41 @@ class PlayerAPI:
     async def rejoin(self, secret: str) -> dict[str, Any]:
         """Who a secret belongs to (A3)."""
         who = await self.auth(secret)
-        result: dict[str, Any] = await self.router.call(who.game_id, "whoami", who.game_id, who.seat)
+        result: dict[str, Any] = await self.router.game(who.game_id).whoami(who.game_id, who.seat)
         return result
 
     # ------------------------------------------------------------------ playing
     async def view(self, secret: str, game_id: str) -> dict[str, Any]:
         who = await self.auth(secret, game_id)
-        result: dict[str, Any] = await self.router.call(game_id, "view", game_id, who.seat)
+        result: dict[str, Any] = await self.router.game(game_id).view(game_id, who.seat)
         return result
 
     async def submit(self, secret: str, game_id: str, *, orders: dict[str, Any], version: int, key: str = "",
                      draft: bool = False) -> dict[str, Any]:
         who = await self.auth(secret, game_id)
-        result: dict[str, Any] = await self.router.call(game_id, "submit", game_id, who.seat, orders, version,
+        result: dict[str, Any] = await self.router.game(game_id).submit(game_id, who.seat, orders, version,
                                                         key, draft)
         return result
 
-    async def act(self, secret: str, game_id: str, *, action: dict[str, Any], key: str = "") -> dict[str, Any]:
-        """An immediate action: ``{"chat": {"text": ...}}`` and each game's own kinds."""
+    async def act(self, secret: str, game_id: str, *, action: dict[str, Any], key: str = "",
+                  version: int | None = None) -> dict[str, Any]:
+        """An immediate action: ``{"chat": {"text": ...}}`` and each game's own kinds; a member named
+        after a game kind (``{"arcmage": {...}}``) is a turn or window action of that turn-based game."""
         who = await self.auth(secret, game_id)
-        result: dict[str, Any] = await self.router.call(game_id, "act", game_id, who.seat, action, key)
+        if len(action) == 1:
+            (which, body), = action.items()
+            if which in GAMES:
+                turn: dict[str, Any] = await self.router.game(game_id).action(game_id, who.seat, body, key, version,
+                                                                             which)
+                return turn
+        result: dict[str, Any] = await self.router.game(game_id).act(game_id, who.seat, action, key)
         return result
 
     async def set_standing(self, secret: str, game_id: str, *, standing: dict[str, Any],
                            key: str = "") -> dict[str, Any]:
         """Replace the caller's standing orders (A70–A74)."""
         who = await self.auth(secret, game_id)
-        result: dict[str, Any] = await self.router.call(game_id, "set_standing", game_id, who.seat, standing, key)
+        result: dict[str, Any] = await self.router.game(game_id).set_standing(game_id, who.seat, standing, key)
         return result
 
     # ------------------------------------------------------------------ personal AI agent tokens (A90)
@@ -551,7 +567,7 @@ class PlayerAPI:
             self.presence.later(self._changed(game_id))  # may close the round (A17); not waited for
             since, target = after_seq, 0
             while True:
-                got = await self.router.call(game_id, "updates", game_id, seat, since, target)
+                got = await self.router.game(game_id).updates(game_id, seat, since, target)
                 version = int(got["version"])
                 for u in got["updates"]:
                     yield u
@@ -580,7 +596,7 @@ class PlayerAPI:
 
     async def _changed(self, game_id: str) -> None:
         try:
-            await self.router.call(game_id, "presence_changed", game_id)
+            await self.router.game(game_id).presence_changed(game_id)
         except Exception as exc:  # the next submission or the deadline closes the round anyway
             log.warning("presence check of %s failed: %r", game_id, exc)
 
@@ -596,7 +612,7 @@ class PlayerAPI:
             await self.store.drop_stream(game_id, seat, sid)
             if seat not in await self.store.connected(game_id, [seat]):
                 await self.store.publish(game_id, {"presence": seat, "connected": False})
-                await self.router.call(game_id, "presence_changed", game_id)
+                await self.router.game(game_id).presence_changed(game_id)
         except Exception as exc:  # the stream's entry expires on its own
             log.warning("cleanup of stream %s of %s failed: %r", sid, game_id, exc)
 

@@ -78,6 +78,8 @@ def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
         deadline_seconds=v["deadline_seconds"], submitted=v["submitted"], code=v["code"],
         seats=v["seats"], expected=v["expected"], seq=v["seq"], autopilot_played=v.get("autopilot_played", False),
         players=[game_pb2.PlayerInfo(**p) for p in v["players"]])
+    if v.get("step"):
+        json_format.ParseDict(v["step"], resp.step)
     kind = v["game"]
     if kind in GAMES:
         for key, field in (("view", kind), ("pending", f"{kind}_pending"), ("standing", f"{kind}_standing")):

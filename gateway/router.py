@@ -16,6 +16,7 @@ from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.errors import from_dict
 from services import tracing
 from services.placement import rendezvous
+from services.shard_api import ShardApi, typed
 from services.store import Store
 
 log = logging.getLogger(__name__)
@@ -140,14 +141,14 @@ class ShardRouter:
         await self.store.ensure_shard_set(self.names)  # (a cluster started before shard sets had none)
         await self.store.set_shard_state(shard, "draining")
         await self.refresh()
-        await self.call_shard(shard, "set_draining", True)
+        await self.shard(shard).set_draining(True)
         moved = 0
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
         while True:
             for game_id, _ in await self.store.deadlines(shard):
                 if await self._move(game_id, shard) is not None:
                     moved += 1
-            held = await self.call_shard(shard, "release")
+            held = await self.shard(shard).release()
             if not held and not await self.store.deadlines(shard):
                 return {"shard": shard, "moved": moved}
             if time.monotonic() > deadline:
@@ -168,7 +169,7 @@ class ShardRouter:
         await self.store.ensure_shard_set(self.names)
         await self.store.set_shard_state(shard, "active")
         await self.refresh()
-        await self.call_shard(shard, "set_draining", False)
+        await self.shard(shard).set_draining(False)
         return {"shard": shard, "state": "active"}
 
     async def remove(self, shard: str) -> dict[str, Any]:
@@ -194,7 +195,7 @@ class ShardRouter:
             return None
         PLACEMENT_MOVES.inc()
         with contextlib.suppress(NotFound):  # (a game whose journal is gone has nothing to load)
-            await self.call_shard(at, "adopt", game_id)
+            await self.shard(at).adopt(game_id)
         return at
 
     def handle(self, name: str) -> Any:
@@ -231,6 +232,14 @@ class ShardRouter:
             raise NotFound(f"no game {game_id[:40]!r}", field="game_id")
         self._placement.put(game_id, shard)
         return shard
+
+    def game(self, game_id: str) -> ShardApi:
+        """The shard that hosts ``game_id``, as :class:`ShardApi` (routed per call; see :meth:`call`)."""
+        return typed(lambda method, args: self.call(game_id, method, *args))
+
+    def shard(self, name: str) -> ShardApi:
+        """The shard ``name`` itself, as :class:`ShardApi` (see :meth:`call_shard`)."""
+        return typed(lambda method, args: self.call_shard(name, method, *args))
 
     async def call(self, game_id: str, method: str, *args: Any) -> Any:
         for _ in range(MOVED_RETRIES):

@@ -31,8 +31,10 @@ async def create_game(api: PlayerAPI, req: lobby_pb2.CreateGameRequest, _secret:
 
 
 async def join_game(api: PlayerAPI, req: lobby_pb2.JoinGameRequest, _secret: str) -> Message:
+    which = req.WhichOneof("options")
+    options = {which: convert.to_dict(getattr(req, which))} if which else None
     return lobby_pb2.JoinGameResponse(**await api.join(code=req.code, nickname=req.nickname,
-                                                       request_id=req.request_id))
+                                                       request_id=req.request_id, options=options))
 
 
 async def start_game(api: PlayerAPI, req: lobby_pb2.StartGameRequest, secret: str) -> Message:
@@ -63,7 +65,8 @@ async def submit_orders(api: PlayerAPI, req: game_pb2.SubmitOrdersRequest, secre
 
 
 async def act(api: PlayerAPI, req: game_pb2.ActRequest, secret: str) -> Message:
-    ack = await api.act(secret, req.game_id, action=convert.action_dict(req), key=req.idempotency_key)
+    ack = await api.act(secret, req.game_id, action=convert.action_dict(req), key=req.idempotency_key,
+                        version=req.version if req.HasField("version") else None)
     return game_pb2.ActResponse(**ack)
 
 

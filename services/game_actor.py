@@ -286,6 +286,8 @@ class GameActor:
         self.writing = 0
         if entry["op"] == "act":  # (journaled: a player's Act, or an automatic trade of standing orders)
             metrics.count_action(entry["action"])
+        elif entry["op"] == "action" and not entry.get("auto"):  # a player's turn action: under its game's kind
+            metrics.count_action({self.kind: entry["action"]})
         if entry["op"] == "close":
             with metrics.RESOLUTION.time(), tracing.span("engine.resolve", game=self.game_id,
                                                          round=self.state.round):
@@ -352,6 +354,8 @@ class GameActor:
 
     def _apply_join(self, e: Mapping[str, Any]) -> None:
         self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"]))
+        if "config" in e:  # the joiner chose for its seat (its deck)
+            self.config = dict(e["config"])
         self._push("joined", seat=int(e["seat"]))
 
     def _apply_start(self, e: Mapping[str, Any]) -> None:
@@ -567,8 +571,11 @@ class GameActor:
             await self._publish_summary()
             return self.summary()
 
-    async def join(self, nickname: str, secret_hash: str) -> dict[str, Any]:
-        """Take a seat. Idempotent by secret: a retried join gets the seat the first one took."""
+    async def join(self, nickname: str, secret_hash: str, options: Mapping[str, Any] | None = None
+                   ) -> dict[str, Any]:
+        """Take a seat. Idempotent by secret: a retried join gets the seat the first one took.
+        ``options`` (``{kind: seat options}``, JoinGameRequest.options) are the joiner's own choices
+        for its seat, checked by the engine's ``seat_config`` and journaled with the join."""
         async with self.lock:
             again = next((s for s in self.seats if s.secret_hash == secret_hash and not s.bot), None)
             if again is not None:  # a retried join (same request id): the seat it took
@@ -584,11 +591,24 @@ class GameActor:
             if any(s.nickname == nickname for s in self.seats):
                 raise AlreadyExists(f"nickname {nickname!r} is taken in this game", field="nickname", rule="A2")
             seat = len(self.seats)
-            await self._commit({"op": "join", "seat": seat, "nickname": nickname,
-                                "secret_hash": secret_hash, "at": self.now_ms()})
+            entry: dict[str, Any] = {"op": "join", "seat": seat, "nickname": nickname,
+                                     "secret_hash": secret_hash, "at": self.now_ms()}
+            if options:
+                entry["config"] = self._seat_config(seat, options)
+            await self._commit(entry)
             await self.store.put_secret(secret_hash, self.game_id, seat)
             await self._publish_summary()
             return {"game_id": self.game_id, "seat": seat, "game": self.kind}
+
+    def _seat_config(self, seat: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The game's config with a joiner's seat options (``{kind: options}``) applied."""
+        if len(options) != 1 or self.kind not in options:
+            raise InvalidOrder(f"this is a {self.kind} game: send {self.kind} options, or none", field="options")
+        seating = getattr(self._engine(), "seat_config", None)
+        if seating is None:
+            raise InvalidOrder(f"{self.kind} has no seat options", field="options")
+        config: dict[str, Any] = seating(self.config, seat, options[self.kind])
+        return config
 
     async def start(self, seat: int, fill_with_autopilot: bool) -> dict[str, Any]:
         async with self.lock:
@@ -643,7 +663,8 @@ class GameActor:
         return engine
 
     def _over_rule(self) -> str:
-        return "S7" if self.kind == "salvo" else "A67"
+        """The rule that ends a game of this kind (the engine's ``over_rule``: S7, A67, M3)."""
+        return str(getattr(self.engine, "over_rule", "A67"))
 
     async def submit(self, seat: int, orders: dict[str, Any], *, version: int, key: str = "",
                      draft: bool = False) -> dict[str, Any]:
@@ -712,8 +733,8 @@ class GameActor:
                                 "at": self.now_ms()})
             return {**self.act_answer, "replayed": False}  # (what apply made of it)
 
-    async def action(self, seat: int, action: dict[str, Any], *, key: str = "", version: int | None = None
-                     ) -> dict[str, Any]:
+    async def action(self, seat: int, action: dict[str, Any], *, key: str = "", version: int | None = None,
+                     kind: str = "") -> dict[str, Any]:
         """A turn or window action (a ``TURN`` / ``WINDOW`` step; a pass is an action too): checked
         by the engine (``apply_action``, which names its own rule), journaled as ``action`` before
         the answer, applied; then the autopilot seats in the new step act. Idempotent by ``key``
@@ -725,6 +746,8 @@ class GameActor:
             if replayed is not None:
                 return replayed
             engine = self._check_playing(seat)
+            if kind and kind != self.kind:
+                raise InvalidOrder(f"this is a {self.kind} game: send {self.kind} actions", field="action")
             step = engine.step(self.state)
             if step.kind not in (TURN, WINDOW):
                 raise NotYourTurn("no turn is open: this round is played with orders (submit them)",

@@ -24,8 +24,9 @@ REGISTRY = CollectorRegistry()
 #: the phases of a game (GameActor.status), the ``phase`` label of archipelago_games
 PHASES = ("lobby", "running", "over")
 #: the kinds of immediate actions (the ``action`` oneof of ActRequest in game.proto), the ``kind`` label
-#: of archipelago_actions_total; anything else counts as "other"
-ACTION_KINDS = ("chat", "bank", "offer", "accept", "decline", "withdraw")
+#: of archipelago_actions_total (a turn game's actions count under the game's kind, "arcmage"); anything else
+#: counts as "other"
+ACTION_KINDS = ("chat", "bank", "offer", "accept", "decline", "withdraw", "arcmage")
 
 GAMES = Gauge("archipelago_shard_games", "Games held in this shard's memory", registry=REGISTRY)
 GAMES_BY_PHASE = Gauge(

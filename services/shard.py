@@ -24,6 +24,7 @@ from engine import GAMES
 from engine.errors import NotFound
 from services import metrics, tracing
 from services.game_actor import RUNNING, GameActor, Retention, wall_ms
+from services.shard_api import METHODS, ShardApi
 from services.store import JournalConflict, Store, is_outage
 
 log = logging.getLogger(__name__)
@@ -39,8 +40,9 @@ class Moved(Exception):
     and calls that one. Never reaches a client."""
 
 
-class ShardCore:
-    """The games of one shard, their deadline heap and timer loop."""
+class ShardCore(ShardApi):
+    """The games of one shard, their deadline heap and timer loop (the shard side of
+    :class:`services.shard_api.ShardApi`)."""
 
     def __init__(self, name: str, store: Store, *, now_ms: Callable[[], int] = wall_ms,
                  retention: Retention | None = None) -> None:
@@ -309,9 +311,10 @@ class ShardCore:
             self._used.pop(g, None)
         return len(gone)
 
-    async def join(self, game_id: str, nickname: str, secret_hash: str) -> dict[str, Any]:
+    async def join(self, game_id: str, nickname: str, secret_hash: str,
+                   options: dict[str, Any] | None = None) -> dict[str, Any]:
         async with self.using(game_id) as actor:
-            return await actor.join(nickname, secret_hash)
+            return await actor.join(nickname, secret_hash, options=options)
 
     async def start_game(self, game_id: str, seat: int, fill: bool) -> dict[str, Any]:
         async with self.using(game_id) as actor:
@@ -344,10 +347,10 @@ class ShardCore:
             return await actor.act(seat, action, key=key)
 
     async def action(self, game_id: str, seat: int, action: dict[str, Any], key: str,
-                     version: int | None = None) -> dict[str, Any]:
+                     version: int | None = None, kind: str = "") -> dict[str, Any]:
         """A turn or window action (:meth:`GameActor.action`)."""
         async with self.using(game_id) as actor:
-            return await actor.action(seat, action, key=key, version=version)
+            return await actor.action(seat, action, key=key, version=version, kind=kind)
 
     async def presence_changed(self, game_id: str) -> None:
         async with self.using(game_id) as actor:
@@ -430,6 +433,8 @@ class GameShard:
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""
         await self.core.start()
+        if method not in METHODS:  # (only the interface's calls: services.shard_api)
+            return {"error": error_dict(NotFound(f"a shard has no call {method[:40]!r}", field="method"))}
         try:
             result = await self.core.reloading(getattr(self.core, method), *args, **kwargs)
         except Moved:

@@ -34,10 +34,10 @@ def _pick(options: list[Json], key: Callable[[Json], Any], tb: int) -> Json:
 
 def choose_action(view: Json) -> Json:
     pend = view.get("pending")
-    if pend is not None and pend["op"] == "window" and pend["kind"] != "dying":
+    if pend and pend.get("op") == "window" and pend.get("kind") != "dying":
         return {"pass": {}}  # M53: it passes in windows
     S = state_from_view(view)
-    p = int(view["you"])
+    p = int(view.get("you", 0))
     h = core.head(S)
     if h is None or S["outcome"] is not None or p not in acts.step_of(S).players:
         return {}

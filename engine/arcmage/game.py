@@ -36,6 +36,42 @@ from engine.rng import Rng
 
 IMPLEMENTED = frozenset(k for k, d in DEFS.items() if d["implemented"] and not d["token"])
 CONFIG_KEYS = ("players", "decks", "stops", "max_rounds")
+#: ArcmageOptions' deadline fields (arcmage.proto) and the deadline kinds they set
+WIRE_DEADLINES = {"turn_seconds": TURN_DEADLINE, "response_seconds": RESPONSE_DEADLINE}
+#: M25: the speeds' deadlines, seconds (``speeds``: the platform reads them for a speed)
+SPEEDS = {"fast": {TURN_DEADLINE: 120.0, RESPONSE_DEADLINE: 15.0},
+          "slow": {TURN_DEADLINE: 24 * 3600.0, RESPONSE_DEADLINE: 3600.0}}
+
+
+def _wire_deck(d: Any) -> Any:
+    """A deck as ArcmageDeck writes it (``{"built_in"}`` or ``{"cards": [{"card", "count"}]}``), or
+    the engine's own form (a name, a list)."""
+    if isinstance(d, Mapping) and set(d) <= {"built_in", "cards"}:
+        if d.get("built_in"):
+            return d["built_in"]
+        return list(d.get("cards") or [])
+    return d
+
+
+def _wire_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """ArcmageOptions' JSON (arcmage.proto) in the engine's config form; the engine's own form passes."""
+    c = dict(config)
+    if "decks" in c and isinstance(c["decks"], list):
+        c["decks"] = [_wire_deck(d) for d in c["decks"]]
+    if "stops" in c and isinstance(c["stops"], list):
+        c["stops"] = [x.get("phases", []) if isinstance(x, Mapping) and set(x) <= {"phases"} else x
+                      for x in c["stops"]]
+    if c.get("max_rounds") == 0:
+        del c["max_rounds"]  # (0: the default)
+    deadlines = dict(c.get(DEADLINES_KEY) or {})
+    for k, kind in WIRE_DEADLINES.items():
+        if k in c:
+            v = c.pop(k)
+            if v:
+                deadlines[kind] = v
+    if deadlines:
+        c[DEADLINES_KEY] = deadlines
+    return c
 #: a safety bound on turns (the project's choice, like Salvo's): past it the game is a draw
 DEFAULT_MAX_ROUNDS = 500
 #: phases of the active player at whose start a seat may ask for a window (M40)
@@ -71,13 +107,17 @@ def _deck_label(v: Any) -> Any:
 
 class ArcmageGame:
     name = "arcmage"
+    over_rule = "M3"  # the rule that ends a game (a call after the end names it)
     min_players = 2
     max_players = 4
 
     # --- config and setup ----------------------------------------------------------------------
+    speeds = SPEEDS
+
     def normalize_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(config, Mapping):
             raise InvalidOrder("config must be an object", field="config")
+        config = _wire_config(config)
         for k in config:
             if k not in CONFIG_KEYS and k != DEADLINES_KEY:
                 raise InvalidOrder(f"unknown config field {str(k)[:40]!r} (players, decks, stops, deadlines)",
@@ -87,7 +127,9 @@ class ArcmageGame:
             raise InvalidOrder("players must be 2..4", rule="M1", field="players")
         decks = config.get("decks")
         if decks is None:
-            decks = [BUILT_IN_DECKS[i % 2] for i in range(n)]
+            decks = []
+        if isinstance(decks, list) and len(decks) < n:  # the seats not given play the built-in decks
+            decks = list(decks) + [BUILT_IN_DECKS[i % 2] for i in range(len(decks), n)]
         if not isinstance(decks, list) or len(decks) != n:
             raise InvalidOrder(f"decks is a list of {n} decks (one per seat)", rule="M2", field="decks")
         out = []
@@ -108,8 +150,10 @@ class ArcmageGame:
                     raise InvalidOrder("a deadline is at least 1 s", rule="M25", field=f"{DEADLINES_KEY}.{kind}")
             norm[DEADLINES_KEY] = dict(given)
         stops = config.get("stops")
-        if stops is None:
+        if stops is None or stops == []:
             return norm
+        if isinstance(stops, list) and len(stops) < n:
+            stops = list(stops) + [[] for _ in range(len(stops), n)]
         if not isinstance(stops, list) or len(stops) != n:
             raise InvalidOrder(f"stops is a list of {n} lists of phases (one per seat)", rule="M40", field="stops")
         stops_norm = []
@@ -120,6 +164,19 @@ class ArcmageGame:
             stops_norm.append(sorted(set(lst), key=STOP_PHASES.index))
         norm["stops"] = stops_norm
         return norm
+
+    def seat_config(self, config: Mapping[str, Any], seat: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The config with a joining player's own choices for its seat (ArcmageSeatOptions: its deck),
+        checked (M1, M2)."""
+        if not isinstance(options, Mapping) or not set(options) <= {"deck"}:
+            raise InvalidOrder("seat options are {deck}", field="options")
+        cfg = self.normalize_config(config)
+        if "deck" in options:
+            decks = list(cfg["decks"])
+            decks[seat] = _wire_deck(options["deck"])
+            parse_deck(decks[seat], IMPLEMENTED, "deck")
+            cfg["decks"] = [_deck_label(d) for d in decks]
+        return cfg
 
     def new_game(self, config: Mapping[str, Any], seed: int) -> ArcState:
         cfg = self.normalize_config(config)
@@ -182,20 +239,20 @@ class ArcmageGame:
         if view.get("outcome") is not None:
             return []
         S = state_from_view(dict(view))
-        return acts.legal(S, int(view["you"]))
+        return acts.legal(S, int(view.get("you", 0)))
 
     def legal_moves(self, view: Mapping[str, Any], unit: str | None = None) -> dict[str, Any]:
         if unit is not None:
             raise InvalidOrder("Arcmage has no units", field="unit")
         if view.get("outcome") is not None:
             return {"phase": "over"}
-        return {"phase": view["phase"], "actions": self.legal_actions(view)}
+        return {"phase": view.get("phase", ""), "actions": self.legal_actions(view)}
 
     def random_action(self, view: Mapping[str, Any], seed: int) -> dict[str, Any]:
         if view.get("outcome") is not None:
             return {}
         S = state_from_view(dict(view))
-        p = int(view["you"])
+        p = int(view.get("you", 0))
         h = core.head(S)
         if h is None or p not in acts.step_of(S).players:
             return {}
@@ -211,14 +268,18 @@ class ArcmageGame:
         return {}
 
     def autopilot_action(self, view: Mapping[str, Any]) -> dict[str, Any]:
-        if view.get("outcome") is not None or view["you"] not in view["step"]["players"]:
+        step = view.get("step") or {}
+        if view.get("outcome") is not None or int(view.get("you", 0)) not in step.get("players", ()):
             return {}
         return choose_action(dict(view))
 
     # --- the rest of the contract --------------------------------------------------------------
     def view(self, state: ArcState, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
         _seat(player, state.data["n"])
-        v = make_view(state.data, player, self.step(state).to_dict(), state.version)
+        step = self.step(state)
+        v = make_view(state.data, player, step.to_dict(), state.version)
+        # every action the player may take now (ArcmageView.legal): clients need no rules engine
+        v["legal"] = self.legal_actions(v) if player in step.players else []
         if events is not None:
             v["events"] = [e.to_dict() for e in events if e.visible_to(player)]
         return v

@@ -13,7 +13,7 @@ import hashlib
 from typing import Any
 
 from engine.arcmage.carddb import ATTRIBUTION, DEFS, FACTIONS
-from engine.arcmage.core import Json, card_public, copy_data, head, stats
+from engine.arcmage.core import IN_PLAY, Json, card_public, copy_data, head, stats
 
 PUBLIC_ZONES = ("army", "res", "city", "ench", "grave", "removed", "stack")
 
@@ -66,21 +66,78 @@ def _pending_raw(S: Json, p: int) -> Json | None:
     return out
 
 
+#: a card's engine keys and their names in the view (ArcmageCard in arcmage.proto)
+CARD_FIELDS = {"k": "key", "z": "zone", "o": "owner", "m": "marked", "f": "pile", "at": "attached_to",
+               "res": "residents", "ench": "enchantments", "dmg": "damage", "pa": "attack_counters",
+               "pd": "defense_counters", "gr": "growth", "ivy": "ivy", "skip": "skip_unmarks", "dev": "devoted_turn",
+               "cdef": "city_defense", "atk_decl": "attacked"}
+CARD_KEYS = {v: k for k, v in CARD_FIELDS.items()}
+#: view-only card fields (computed, not engine state)
+CARD_COMPUTED = ("id", "name", "attack", "defense", "keywords")
+FACE_FIELDS = ("key", "name", "type", "subtypes", "faction", "cost", "loyalty", "attack", "defense", "text",
+               "keywords", "token", "artist")
+PENDING_FIELDS = ("op", "kind", "seat", "players", "phase", "options")
+STACK_FIELDS = {"card": "card", "p": "player", "to": "to", "targets": "targets", "x": "x", "mode": "mode"}
+COMBAT_FIELDS = ("city", "defender", "attackers", "declared", "blocks", "blocked")
+RULES_STATE = ("effects", "adv", "delayed", "t", "dealt_prev", "auras")
+
+
+def _split(d: Json, known: Any, rename: dict[str, str] | None = None) -> Json:
+    """``d``'s known keys (renamed), the rest under ``detail`` (omitted when empty)."""
+    out: Json = {}
+    rest: Json = {}
+    for k, v in d.items():
+        if k in known:
+            if v is not None:
+                out[rename[k] if rename else k] = v
+        else:
+            rest[k] = v
+    if rest:
+        out["detail"] = rest
+    return out
+
+
+def _join(d: Json, rename: dict[str, str] | None = None) -> Json:
+    """The inverse of :func:`_split`."""
+    out: Json = {(rename.get(k, k) if rename else k): v for k, v in d.items() if k != "detail"}
+    out.update(d.get("detail") or {})
+    return out
+
+
+def _card_view(S: Json, cid: str) -> Json:
+    src = S["cards"][cid]
+    c: Json = {"id": cid}
+    rest: Json = {}
+    for k, v in src.items():
+        name = CARD_FIELDS.get(k)
+        if name is None:
+            rest[k] = v
+        elif v is not None and v is not False:
+            c[name] = list(v) if isinstance(v, list) and k in ("res", "ench") else v
+    if rest:
+        c["detail"] = copy_data(rest)
+    c["name"] = DEFS[src["k"]]["name"]
+    if src["z"] in ("army", "res"):
+        a, d, kw = stats(S, cid)
+        c["attack"], c["defense"], c["keywords"] = a, d, sorted(kw)
+    return c
+
+
+def _face(key: str) -> Json:
+    d = DEFS[key]
+    f: Json = {k: d[k] for k in FACE_FIELDS if d.get(k) is not None}
+    f["subtypes"] = list(d["subtypes"])
+    f["keywords"] = list(d["keywords"])
+    f["cost"] = "" if d.get("cost") is None else str(d["cost"])
+    return f
+
+
 def make_view(S: Json, p: int, step: Json, version: int) -> Json:
-    cards = {}
+    """The view in the shape of ``ArcmageView`` (arcmage.proto): readable names, every engine-only
+    key of a card, decision or stack item under ``detail``."""
+    cards = {cid: _card_view(S, cid) for cid in _visible_ids(S, p)}
+    faces = {c["key"]: _face(c["key"]) for c in cards.values()}
     all_cards = S["cards"]
-    for cid in _visible_ids(S, p):
-        src = all_cards[cid]
-        c = dict(src)
-        if "res" in c:
-            c["res"] = list(c["res"])
-        if "ench" in c:
-            c["ench"] = list(c["ench"])
-        c["name"] = DEFS[c["k"]]["name"]
-        if c["z"] in ("army", "res"):
-            a, d, kw = stats(S, cid)
-            c["attack"], c["defense"], c["keywords"] = a, d, sorted(kw)
-        cards[cid] = c
     seats = []
     for q, s in enumerate(S["seats"]):
         piles = {}
@@ -105,50 +162,102 @@ def make_view(S: Json, p: int, step: Json, version: int) -> Json:
     t = small["t"]
     if "dealt" in t:
         t["dealt"] = {c: n for c, n in t["dealt"].items() if c in cards}
+    pend = small["pending"]
     v: Json = {
         "game": "arcmage", "you": p, "players": S["n"], "version": version, "turn": S["turn"],
         "active": S["active"], "first": S["first"], "phase": S["phase"] if S["outcome"] is None else "over",
-        "step": step, "pending": small["pending"],
-        "seats": seats, "hand": list(me["hand"]), "unbuilt": list(me["unbuilt"]),
-        "piles": {f: list(me["piles"][f]) for f in FACTIONS},
-        "cards": cards, "stack": small["stack"], "combat": small["combat"], "effects": small["effects"],
-        "adv": small["adv"], "delayed": small["delayed"], "t": t,
-        "dealt_prev": {c: n for c, n in S["dealt_prev"].items() if c in cards}, "auras": list(S["auras"]),
-        "outcome": dict(S["outcome"]) if S["outcome"] else None, "tiebreak": tiebreak(S),
-        "attribution": ATTRIBUTION, "stops": S.get("stops") or [[] for _ in range(S["n"])],
+        "step": step, "seats": seats, "hand": list(me["hand"]), "unbuilt": list(me["unbuilt"]),
+        "piles": {f: {"cards": list(me["piles"][f])} for f in FACTIONS},
+        "cards": cards, "faces": faces, "stack": [_split(it, STACK_FIELDS, STACK_FIELDS) for it in small["stack"]],
+        "tiebreak": tiebreak(S), "attribution": ATTRIBUTION,
+        "stops": [{"phases": list(x)} for x in (S.get("stops") or [[] for _ in range(S["n"])])],
+        "rules_state": {"effects": small["effects"], "adv": small["adv"], "delayed": small["delayed"], "t": t,
+                        "dealt_prev": {c: n for c, n in S["dealt_prev"].items() if c in cards},
+                        "auras": list(S["auras"])},
     }
+    v["pending"] = _split(pend, PENDING_FIELDS) if pend is not None else None
+    comb = small["combat"]
+    if comb is not None:
+        comb = _split(dict(comb, blocks={a: {"cards": list(b)} for a, b in comb["blocks"].items()}), COMBAT_FIELDS)
+    v["combat"] = comb
+    v["outcome"] = dict(S["outcome"]) if S["outcome"] else None
     return v
+
+
+def _card_state(c: Json) -> Json:
+    """A view's card as the engine keeps it; what protobuf leaves out at its default (a false mark,
+    no damage, empty lists) restored as the engine's moves make it (``core.move``)."""
+    out: Json = {CARD_KEYS[k]: v for k, v in c.items() if k in CARD_KEYS}
+    out.setdefault("m", False)
+    out.setdefault("o", 0)
+    z = out.get("z", "")
+    if z in ("army", "res", "city", "ench"):
+        out.setdefault("dmg", 0)
+        if z == "city":
+            out.setdefault("res", [])
+            out.setdefault("ench", [])
+            out.setdefault("cdef", 0)
+        if z in IN_PLAY:
+            out.setdefault("ench", [])
+    for k in ("dmg", "pa", "pd", "gr", "ivy", "skip", "dev", "cdef", "o"):
+        if k in out:
+            out[k] = int(out[k])
+    out.update(c.get("detail") or {})
+    return out
+
+
+def _combat_state(comb: Json) -> Json:
+    out = _join(comb)
+    out["blocks"] = {a: list((b or {}).get("cards") or ()) for a, b in (comb.get("blocks") or {}).items()}
+    out["defender"] = int(out.get("defender", 0))
+    for k in ("attackers", "declared", "blocked"):
+        out[k] = list(out.get(k) or ())
+    return out
 
 
 def state_from_view(v: Json) -> Json:
     """A state holding what the view shows, hidden cards as placeholder ids without card entries.
 
-    Only for read-only rule checks of the viewing player's own actions."""
-    p = v["you"]
-    cards = v["cards"]  # read-only use: the extra view keys (name, attack, ...) are ignored
+    Only for read-only rule checks of the viewing player's own actions. Reads the view as the
+    engine makes it and as protobuf's JSON mapping writes it (fields at their defaults left out)."""
+    p = int(v.get("you", 0))
+    cards = {cid: _card_state(c) for cid, c in (v.get("cards") or {}).items()}
     seats = []
     for q, s in enumerate(v["seats"]):
-        seat: Json = {"out": s["out"], "temp": dict(s["temp"]), "grave": list(s["grave"]),
-                      "removed": list(s["removed"]), "army": list(s["army"]), "cities": list(s["cities"]),
-                      "deck": ["?"] * s["deck_count"]}
+        seat: Json = {"out": bool(s.get("out")), "temp": dict(s.get("temp") or {}), "grave": list(s.get("grave") or ()),
+                      "removed": list(s.get("removed") or ()), "army": list(s.get("army") or ()),
+                      "cities": list(s.get("cities") or ()), "deck": ["?"] * int(s.get("deck_count", 0))}
         if q == p:
-            seat["hand"] = list(v["hand"])
-            seat["unbuilt"] = list(v["unbuilt"])
-            seat["piles"] = {f: list(v["piles"][f]) for f in FACTIONS}
+            seat["hand"] = list(v.get("hand") or ())
+            seat["unbuilt"] = list(v.get("unbuilt") or ())
+            piles = v.get("piles") or {}
+            seat["piles"] = {f: list((piles.get(f) or {}).get("cards") or ()) for f in FACTIONS}
         else:
-            seat["hand"] = ["?"] * s["hand_count"]  # hidden cards: placeholders without card entries
-            seat["unbuilt"] = ["?"] * s["unbuilt_count"]
-            seat["piles"] = {f: ["?"] * s["pile_counts"][f] for f in FACTIONS}
+            counts = s.get("pile_counts") or {}
+            seat["hand"] = ["?"] * int(s.get("hand_count", 0))  # hidden cards: placeholders without card entries
+            seat["unbuilt"] = ["?"] * int(s.get("unbuilt_count", 0))
+            seat["piles"] = {f: ["?"] * int(counts.get(f, 0)) for f in FACTIONS}
         seats.append(seat)
-    pend = v["pending"]
+    pend = v.get("pending")
     todo: list[Any] = []
-    if pend is not None:
-        todo = [dict(pend, options=pend.get("options", []))] if pend["op"] == "decide" else [dict(pend)]
-    return {"n": v["players"], "cards": cards, "seats": seats, "active": v["active"], "turn": v["turn"],
-            "first": v["first"], "phase": v["phase"], "stack": v["stack"], "combat": v["combat"],
-            "effects": v["effects"], "adv": v["adv"], "delayed": v["delayed"], "t": v["t"],
-            "dealt_prev": v["dealt_prev"], "auras": v["auras"], "todo": todo, "outcome": v["outcome"],
-            "rng": 0, "next_id": 0, "stops": v.get("stops")}
+    if pend:
+        raw = _join(pend)
+        if "seat" in raw:
+            raw["seat"] = int(raw["seat"])
+        if "players" in raw:
+            raw["players"] = [int(x) for x in raw["players"]]
+        todo = [dict(raw, options=raw.get("options", []))] if raw["op"] == "decide" else [raw]
+    combat = v.get("combat")
+    rs = v.get("rules_state") or {}
+    stops = v.get("stops")
+    return {"n": int(v.get("players", len(seats))), "cards": cards, "seats": seats, "active": int(v.get("active", 0)),
+            "turn": int(v.get("turn", 0)), "first": int(v.get("first", 0)), "phase": v.get("phase", ""),
+            "stack": [dict(_join(it, {"player": "p"}), p=int(it.get("player", 0))) for it in v.get("stack") or ()],
+            "combat": _combat_state(combat) if combat else None,
+            "effects": rs.get("effects") or [], "adv": rs.get("adv") or [], "delayed": rs.get("delayed") or [],
+            "t": rs.get("t") or {}, "dealt_prev": rs.get("dealt_prev") or {}, "auras": rs.get("auras") or [],
+            "todo": todo, "outcome": v.get("outcome"), "rng": 0, "next_id": 0,
+            "stops": [list(x.get("phases") or ()) for x in stops] if stops else None}
 
 
 def public_card(S: Json, cid: str) -> Json:

@@ -326,6 +326,7 @@ class SalvoGame:
     """The Salvo engine: stateless; every method is a pure function of its arguments."""
 
     name = "salvo"
+    over_rule = "S7"  # the rule that ends a game (a call after the end names it)
     min_players = PLAYERS
     max_players = PLAYERS
 

@@ -19,6 +19,7 @@ from gateway import errors
 from gateway.api import ApiConfig, PlayerAPI
 from services.cluster import RedisProcess
 from services.shard import ShardCore, error_dict
+from services.shard_api import ShardApi, typed
 from services.store import Store
 
 WAIT_S = 20.0
@@ -78,6 +79,12 @@ class LocalRouter:
 
     async def place_new(self, game_id: str) -> str:
         return "local"
+
+    def game(self, game_id: str) -> ShardApi:
+        return typed(lambda method, args: self.call(game_id, method, *args))
+
+    def shard(self, name: str) -> ShardApi:
+        return typed(lambda method, args: self.call_shard(name, method, *args))
 
     async def call(self, game_id: str, method: str, *args: Any) -> Any:
         return await self.call_shard("local", method, *args)

@@ -42,7 +42,7 @@ WAIT_S = 30.0
     (game_pb2.SubmitOrdersRequest, {"game_id": "g", "version": "abc"}, "version", "expected a whole number"),
     (game_pb2.SubmitOrdersRequest, {"game_id": 5}, "game_id", "expected a string, not the number 5"),
     (game_pb2.SubmitOrdersRequest, {"salvo": {}, "archipelago": {}}, "archipelago",
-     "give one of salvo, archipelago, not both"),
+     "give one of salvo, archipelago, arcmage, not both"),
     (game_pb2.SubmitOrdersRequest, {"salvo": {"placement": [{"ship": "x", "bow": 5}]}}, "placement[0].bow",
      "expected a string"),
     (game_pb2.ActRequest, {"offer": {"give": {"wood": "a"}}}, "offer.give.wood", "expected a whole number"),

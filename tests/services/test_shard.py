@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from services.cluster import RedisProcess
@@ -253,3 +255,27 @@ async def test_a17_a_game_loaded_with_every_connected_player_done_closes_its_rou
     assert (await again.view("grl", 0))["round"] in (0, 1)
     await again.flush()  # (the check after the load)
     assert (await again.view("grl", 0))["round"] == 1, "closed after the load, not at the deadline"
+
+
+def test_the_shard_implements_the_typed_interface_the_gateway_calls() -> None:
+    """services.shard_api.ShardApi is what both sides import: every method of it is ShardCore's, with
+    the same parameters; the gateway's typed handle refuses a name the interface does not have."""
+    import inspect
+
+    from services.shard_api import METHODS, ShardApi, typed
+
+    assert {"create_game", "join", "view", "submit", "act", "action", "updates", "set_standing"} <= METHODS
+    for name in METHODS:
+        ours, theirs = inspect.signature(getattr(ShardCore, name)), inspect.signature(getattr(ShardApi, name))
+        assert list(ours.parameters) == list(theirs.parameters), name
+    handle = typed(lambda method, args: asyncio.sleep(0, (method, args)))
+    with pytest.raises(AttributeError):
+        handle.no_such_call  # type: ignore[attr-defined]  # noqa: B018
+
+
+async def test_a_shard_refuses_a_call_the_interface_does_not_have(shard: tuple[ShardCore, FakeClock]) -> None:
+    core, _ = shard
+    wrapper = GameShard.__new__(GameShard)
+    wrapper.core = core
+    got = await wrapper.call("evict_idle", 0)  # a ShardCore method, but not one a gateway may call
+    assert got["error"]["code"] == "lookup/not_found" and got["error"]["field"] == "method"
