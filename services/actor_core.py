@@ -1,0 +1,453 @@
+"""The core of a game actor: its state derived from the journal, the journal write, updates, keys,
+the end of a game — what every part (lobby, rounds, steps, reads) shares. See services/game_actor.py."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Self
+
+from engine import get_game
+from engine.base import (
+    STEP_OVER,
+    TURN,
+    WINDOW,
+    Event,
+    Game,
+    Step,
+    canonical_json,
+)
+from engine.errors import (
+    GameOver,
+    InvalidOrder,
+    KeyReused,
+    NotFound,
+    NotStarted,
+)
+from services import metrics, tracing
+
+log = logging.getLogger(__name__)
+
+LOBBY, RUNNING, OVER = "lobby", "running", "over"
+MAX_UPDATES = 4000  # updates kept in memory for Watch resumption; older ones -> "resync"
+SUBMISSIONS_PER_ROUND = 100  # resubmitting is allowed (A16), but not without end: the journal keeps each
+ACTIONS_PER_ROUND = 100  # the engine bounds each kind (A53); this bounds them all
+TURN_ACTIONS_PER_ROUND = 1000  # turn and window actions of one seat in one round (the journal keeps each)
+AUTOPILOT_ACTIONS = 200  # the autopilot's actions at one deadline (or for the autopilot seats) at most
+MAX_KEY_LEN = 64
+WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
+ENDED = "ended"  # the outcome's reason when an operator ended the game (the admin door)
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long games stay: a lobby never started expires after ``lobby_ttl_s`` (it ends, reason
+    "expired"); a finished game's keys leave Redis ``retention_s`` after its end (its rejoin link shows
+    the result until then). From the environment of the process that starts the shards."""
+
+    retention_s: float = 7 * 24 * 3600.0
+    lobby_ttl_s: float = 24 * 3600.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Retention:
+        import os
+
+        env = os.environ if env is None else env
+        return cls(retention_s=float(env.get("ARCHIPELAGO_RETENTION_S") or cls.retention_s),
+                   lobby_ttl_s=float(env.get("ARCHIPELAGO_LOBBY_TTL_S") or cls.lobby_ttl_s))
+
+
+def fingerprint(obj: Any) -> str:
+    """A short digest of a request body: a reused idempotency key must come with the same body."""
+    return hashlib.sha256(canonical_json(obj)).hexdigest()[:32]
+
+
+class Journal(Protocol):
+    """What a game actor needs of the store (see :class:`services.store.Store`)."""
+
+    async def journal_append_publish(self, game_id: str, entry: dict[str, Any],
+                                     notice: dict[str, Any], expected: int) -> None: ...
+
+    async def journal_read(self, game_id: str) -> list[dict[str, Any]]: ...
+
+    async def connected(self, game_id: str, seats: Any) -> set[int]: ...
+
+    async def put_secret(self, secret_hash: str, game_id: str, seat: int) -> None: ...
+
+    async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
+                          created_ms: int) -> None: ...
+
+    async def retire(self, game_id: str, *, code: str, secret_hashes: Any, retention_s: float) -> None: ...
+
+
+def wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def check_nickname(nickname: str) -> str:
+    """A2: 1–24 printable characters."""
+    if not isinstance(nickname, str) or not 1 <= len(nickname) <= 24 or not nickname.isprintable() \
+            or nickname.strip() == "":
+        raise InvalidOrder("a nickname is 1–24 printable characters", rule="A2", field="nickname")
+    return nickname
+
+
+MAX_DEADLINE_S = 7 * 24 * 3600
+
+
+def check_creation(kind: str, config: Mapping[str, Any], nickname: str, deadline_s: float) -> dict[str, Any]:
+    """Validate a game's creation request; returns the engine's normalised config."""
+    try:
+        engine = get_game(kind)
+    except KeyError:
+        raise InvalidOrder(f"unknown game kind {kind!r}", field="game") from None
+    cfg = engine.normalize_config(config)
+    check_nickname(nickname)
+    if not 1 <= deadline_s <= MAX_DEADLINE_S:
+        raise InvalidOrder(f"a round deadline is 1 s .. 7 days, not {deadline_s:g} s", field="deadline_seconds",
+                           rule="A1")
+    return cfg
+
+
+@dataclass
+class Seat:
+    seat: int
+    nickname: str
+    secret_hash: str
+    bot: bool = False
+
+
+@dataclass
+class Submission:
+    orders: dict[str, Any]
+    draft: bool
+    key: str
+
+
+@dataclass
+class UpdateRecord:
+    version: int
+    kind: str
+    round: int
+    audience: frozenset[int] | None = None  # None: every player
+    seat: int = -1
+    event_kind: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    chat: dict[str, Any] | None = None
+    status: str = ""
+    seqs: tuple[int, ...] = ()  # per seat: this update's seq for that seat, 0 when hidden from it
+
+    def to_dict(self, seat: int) -> dict[str, Any]:
+        d: dict[str, Any] = {"version": self.version, "kind": self.kind, "round": self.round,
+                             "seat": self.seat, "seq": self.seqs[seat]}
+        if self.event_kind:
+            d["event_kind"] = self.event_kind
+        if self.data:
+            d["data"] = self.data
+        if self.chat:
+            d["chat"] = self.chat
+        if self.status:
+            d["status"] = self.status
+        return d
+
+
+
+class ActorCore:
+    """The state of one game and the journal path every part shares; the parts' methods that others call
+    are declared here and implemented by the part."""
+
+    def __init__(self, game_id: str, store: Journal, *, now_ms: Callable[[], int] = wall_ms,
+                 on_deadline: Callable[[str, int | None], None] | None = None,
+                 retention: Retention | None = None) -> None:
+        self.game_id = game_id
+        self.store = store
+        self.now_ms = now_ms
+        self.retention = retention or Retention()
+        self.on_deadline = on_deadline or (lambda _g, _d: None)
+        self.lock = asyncio.Lock()
+        # --- derived from the journal ---
+        self.kind = ""
+        self.engine: Game | None = None
+        self.config: dict[str, Any] = {}
+        self.seed = 0
+        self.seats_total = 0
+        self.deadline_s = 60.0
+        self.public = False
+        self.code = ""
+        self.created_ms = 0
+        self.seats: list[Seat] = []
+        self.status = LOBBY
+        self.state: Any = None
+        self.version = 0
+        self.round_version = 0
+        self.deadline_ms: int | None = None
+        self.submissions: dict[int, Submission] = {}
+        # idempotency keys of this round: (seat, key) -> (request fingerprint, answer)
+        self.keys: dict[tuple[int, str], tuple[str, dict[str, Any]]] = {}
+        self.act_count: dict[int, int] = {}
+        self.submit_count: dict[int, int] = {}
+        self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
+        self.seq: list[int] = []  # per seat: the seq of its latest update
+        self.outcome: dict[str, Any] | None = None
+        self.final_round = 0  # the last round played, once the game is over
+        self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
+        self.act_answer: dict[str, Any] = {}  # the answer of the last action applied (_apply_act)
+        self.autoplayed: frozenset[int] = frozenset()  # seats the autopilot played in the last closed round
+        self.standing: dict[int, dict[str, Any]] = {}  # seat -> normalised standing orders (A70–A74)
+        # --- the step (engine.base.Step): who may act now; derived from the state at every apply ---
+        self.current_step: Step | None = None  # None in the lobby
+        self.step_round = 0  # the round the current step belongs to
+        self.step_version = 0  # the version at which the current step (and its deadline) opened
+        self.turn_count: dict[int, int] = {}  # seat -> its turn and window actions this round
+        self.overdue: set[int] = set()  # seats whose turn the autopilot has taken over (deadline passed)
+        self.create_fingerprint = ""
+        self._applied = asyncio.Event()  # set (and replaced) at every apply
+        self.writing = 0  # the version whose journal write is in flight (0: none)
+
+    # ------------------------------------------------------------------ loading and journaling
+    @classmethod
+    async def load(cls, game_id: str, store: Journal, **kwargs: Any) -> Self:
+        """Rebuild a game from its journal; NotFound if it has none."""
+        entries = await store.journal_read(game_id)
+        if not entries:
+            raise NotFound(f"no game {game_id}", field="game_id")
+        actor = cls(game_id, store, **kwargs)
+        for entry in entries:
+            actor.apply(entry)
+        if actor.status == OVER:  # a shard stopped between the end and the retirement: finish it
+            await actor._retire()
+        return actor
+
+    async def _commit(self, entry: dict[str, Any]) -> None:
+        """Journal an entry (durable) and tell watchers the new version, then apply it.
+
+        The notice goes out with the entry in one round trip, so a watcher may hear of version V
+        before V is applied; ``writing`` names the version in flight meanwhile, and a read of the
+        updates waits for it (:meth:`wait_version`) — whether or not the watcher heard its notice."""
+        self.writing = self.version + 1
+        try:
+            with metrics.JOURNAL.time(), tracing.span("journal.write", game=self.game_id, op=entry["op"]):
+                # Only if the journal ends where this actor's state does: no two writers of one game.
+                await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1},
+                                                        expected=self.version)
+        except BaseException:
+            self.writing = 0
+            self._wake_waiters()  # nothing comes: readers waiting for it look again
+            raise
+        self.writing = 0
+        if entry["op"] == "act":  # (journaled: a player's Act, or an automatic trade of standing orders)
+            metrics.count_action(entry["action"])
+        elif entry["op"] == "action" and not entry.get("auto"):  # a player's turn action: under its game's kind
+            metrics.count_action({self.kind: entry["action"]})
+        if entry["op"] == "close":
+            with metrics.RESOLUTION.time(), tracing.span("engine.resolve", game=self.game_id,
+                                                         round=self.state.round):
+                self.apply(entry)
+        else:
+            self.apply(entry)
+
+    def apply(self, entry: Mapping[str, Any]) -> None:
+        """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
+        op = entry["op"]
+        self.version += 1
+        getattr(self, f"_apply_{op}")(entry)
+        self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        applied, self._applied = self._applied, asyncio.Event()
+        applied.set()
+
+    async def wait_version(self, version: int, timeout_s: float = WAIT_VERSION_S) -> None:
+        """Return once ``version`` — and any version being written now — is applied (or after
+        ``timeout_s``): a watcher told of version V by pub/sub may ask before the shard has applied
+        V, since the notice leaves with the journal write; and a watcher that subscribed just after
+        a notice left must still get that entry on its first read."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout_s
+        while self.version < max(version, self.writing):
+            left = end - loop.time()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._applied.wait(), left)
+            except TimeoutError:
+                return
+
+    def _push(self, kind: str, *, round_: int | None = None, **kw: Any) -> None:
+        if round_ is None:
+            round_ = self.state.round if self.state is not None else 0
+        audience: frozenset[int] | None = kw.get("audience")
+        seqs = []
+        for s in range(len(self.seq)):
+            if audience is None or s in audience:
+                self.seq[s] += 1
+                seqs.append(self.seq[s])
+            else:
+                seqs.append(0)
+        self.updates.append(UpdateRecord(version=self.version, kind=kind, round=round_, seqs=tuple(seqs), **kw))
+
+    def _remember_key(self, seat: int, key: str, request: str, ack: dict[str, Any]) -> None:
+        if key:
+            self.keys[(seat, key)] = (request, ack)
+
+    def _game_over(self, final_round: int) -> bool:
+        """If the engine's game has ended: status OVER, the outcome, no deadline, ``game_over``."""
+        assert self.engine is not None
+        outcome = self.engine.outcome(self.state)
+        if outcome is None:
+            return False
+        self.status = OVER
+        self.final_round = final_round
+        self.outcome = outcome.to_dict()
+        self.deadline_ms = None
+        self.current_step = STEP_OVER
+        self.submissions = {}
+        self.keys = {}
+        self._push("game_over", round_=final_round, status=OVER, data={"outcome": self.outcome})
+        self.on_deadline(self.game_id, None)
+        return True
+
+    def _apply_expire(self, e: Mapping[str, Any]) -> None:
+        """A lobby nobody started in time ends with no winner (reason "expired")."""
+        self.status = OVER
+        self.outcome = {"winners": [], "draw": False, "reason": "expired", "scores": []}
+        self.deadline_ms = None
+        self._push("game_over", round_=0, status=OVER, data={"outcome": self.outcome})
+        self.on_deadline(self.game_id, None)
+
+    def _apply_end(self, e: Mapping[str, Any]) -> None:
+        """An operator ended the game (the admin door, :meth:`end`): no winner, reason "ended". The
+        operator's own words are not journaled: no player ever sees them."""
+        self.status = OVER
+        self.final_round = self.state.round if self.state is not None else 0
+        self.outcome = {"winners": [], "draw": False, "reason": ENDED, "scores": []}
+        self.deadline_ms = None
+        self.current_step = STEP_OVER
+        self.submissions = {}
+        self.keys = {}
+        self._push("game_over", round_=self.final_round, status=OVER, data={"outcome": self.outcome})
+        self.on_deadline(self.game_id, None)
+
+    async def _retire(self) -> None:
+        """The game is over: its keys leave Redis after the retention time (idempotent)."""
+        await self._publish_summary()  # the public summary says so (ListGames, Rejoin, operators)
+        await self.store.retire(self.game_id, code=self.code, secret_hashes=[s.secret_hash for s in self.seats],
+                                retention_s=self.retention.retention_s)
+
+    def _push_event(self, ev: Event, round_: int | None = None) -> None:
+        if ev.kind == "game_over":
+            return  # the "game_over" update that follows the close carries the outcome
+        if ev.kind == "chat":  # chat has its own update kind, with the sender's nickname
+            sender = int(ev.data["from"])
+            chat = {"seat": sender, "nickname": self.seats[sender].nickname, "text": ev.data["text"]}
+            if ev.data.get("to") is not None:
+                chat["to"] = int(ev.data["to"])
+            self._push("chat", round_=round_, seat=sender, chat=chat, audience=ev.audience)
+            return
+        self._push("event", round_=round_, event_kind=ev.kind, data=dict(ev.data), audience=ev.audience)
+
+    def summary(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "game": self.kind, "code": self.code,
+                "seats": self.seats_total, "taken": len(self.seats),  # players and autopilot seats
+                "status": self.status, "deadline_seconds": self.deadline_s,
+                "host": self.seats[0].nickname if self.seats else "", "public": self.public}
+
+    async def _publish_summary(self) -> None:
+        listed = self.public and self.status == LOBBY and len(self.seats) < self.seats_total
+        await self.store.put_summary(self.game_id, self.summary(), listed, self.created_ms)
+
+    # ------------------------------------------------------------------ playing
+    def _engine(self) -> Game:
+        if self.engine is None:
+            raise NotFound(f"no game {self.game_id}", field="game_id")
+        return self.engine
+
+    def _check_key(self, seat: int, key: str, request: str) -> dict[str, Any] | None:
+        """The first answer of a retried request (same key, same body), else None."""
+        if not isinstance(key, str) or len(key) > MAX_KEY_LEN or not key.isprintable():
+            raise InvalidOrder(f"at most {MAX_KEY_LEN} printable characters", field="idempotency_key", rule="A16")
+        seen = self.keys.get((seat, key)) if key else None
+        if seen is None:
+            return None
+        if seen[0] != request:
+            raise KeyReused("this idempotency key was used this round for a different request",
+                            field="idempotency_key", rule="A16")
+        return {**seen[1], "replayed": True}
+
+    def _check_playing(self, seat: int) -> Game:
+        engine = self._engine()
+        if self.status == LOBBY:
+            raise NotStarted("the game has not started", rule="A4", field="game_id")
+        if self.status == OVER:
+            raise GameOver("the game is over", field="game_id", rule=self._over_rule())
+        return engine
+
+    def _over_rule(self) -> str:
+        """The rule that ends a game of this kind (the engine's ``over_rule``: S7, A67, M3)."""
+        return str(getattr(self.engine, "over_rule", "A67"))
+
+    async def end(self, reason: str = "") -> dict[str, Any]:
+        """An operator ends the game now (the admin door), in its lobby or running: journaled as
+        ``end`` before the answer, applied (status OVER, no winner, reason "ended", the deadline
+        cleared, ``game_over`` to every player, whose streams then end), then retired like any
+        finished game. Idempotent: a game already over answers its outcome again (``ended`` False).
+        ``reason``, the operator's words, goes to the log and the answer only."""
+        async with self.lock:
+            self._engine()  # (NotFound for a game not created)
+            ended = self.status != OVER
+            if ended:
+                await self._commit({"op": "end", "at": self.now_ms()})
+                log.info("game %s ended by an operator: %r", self.game_id, reason[:200])
+                await self._retire()
+            return {"game_id": self.game_id, "ended": ended, "status": self.status, "round": self.final_round,
+                    "version": self.version, "outcome": self.outcome}
+
+    def _open_round(self, at_ms: int) -> None:
+        """A new round (a turn-based game: a new turn) and its first step, with the step's deadline
+        (a simultaneous round: the game's deadline)."""
+        assert self.engine is not None
+        self.round_version = self.version
+        self.submissions = {}
+        self.keys = {}
+        self.act_count = {}
+        self.submit_count = {}
+        self.turn_count = {}
+        step = self.engine.step(self.state)
+        self._open_step(step, at_ms)
+        self._push("round_opened", data={"deadline_unix_ms": self.deadline_ms})
+        self.on_deadline(self.game_id, self.deadline_ms)
+        if step.kind in (TURN, WINDOW):
+            self._push_step()
+
+    # ------------------------------------------------------------------ implemented by the parts
+    async def _autoplay_bots(self) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    async def _close(self, *, early: bool) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _done(self) -> set[int]:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    async def _maybe_close_early(self) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _open_step(self, step: Step, at_ms: int) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _push_step(self) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    async def _step_deadline(self, timed_out: Step) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _step_dict(self) -> dict[str, Any]:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _turn_step(self) -> Step | None:
+        raise NotImplementedError  # (a part of GameActor implements it)

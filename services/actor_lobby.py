@@ -1,0 +1,147 @@
+"""The lobby of a game: create, join (with a seat's own options), start."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from engine import get_game
+from engine.base import (
+    standing_of,
+)
+from engine.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidOrder,
+    KeyReused,
+    PermissionDenied,
+)
+from services.actor_core import (
+    LOBBY,
+    OVER,
+    RUNNING,
+    ActorCore,
+    Seat,
+    check_creation,
+    check_nickname,
+)
+
+log = logging.getLogger(__name__)
+
+
+class LobbyPart(ActorCore):
+    """The lobby of a game: create, join (with a seat's own options), start."""
+
+    def _apply_create(self, e: Mapping[str, Any]) -> None:
+        self.kind = e["kind"]
+        self.engine = get_game(self.kind)
+        self.config = dict(e["config"])
+        self.seed = int(e["seed"])
+        self.seats_total = int(self.config["players"])
+        self.deadline_s = float(e["deadline_s"])
+        self.public = bool(e["public"])
+        self.code = e["code"]
+        self.created_ms = int(e["at"])
+        self.create_fingerprint = str(e.get("request", ""))
+        self.seats = [Seat(0, e["nickname"], e["secret_hash"])]
+        self.seq = [0] * self.seats_total
+        self._push("joined", seat=0)
+        self.deadline_ms = self.created_ms + int(self.retention.lobby_ttl_s * 1000)  # the lobby's expiry
+        self.on_deadline(self.game_id, self.deadline_ms)
+
+    def _apply_join(self, e: Mapping[str, Any]) -> None:
+        self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"]))
+        if "config" in e:  # the joiner chose for its seat (its deck)
+            self.config = dict(e["config"])
+        self._push("joined", seat=int(e["seat"]))
+
+    def _apply_start(self, e: Mapping[str, Any]) -> None:
+        assert self.engine is not None
+        for i in range(len(self.seats), self.seats_total):
+            self.seats.append(Seat(i, f"autopilot-{i + 1}", "", bot=True))
+        self.state = self.engine.new_game(self.config, self.seed)
+        standing = standing_of(self.engine)
+        for s in self.seats:
+            if s.bot:  # autopilot seats play with the game's sensible default (A4, A70)
+                self.standing[s.seat] = standing.check_standing(
+                    self.state, s.seat, standing.default_standing(self.state, s.seat))
+        self.status = RUNNING
+        self._push("started", status=RUNNING)
+        self._open_round(int(e["at"]))
+
+    # ------------------------------------------------------------------ lobby
+    async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
+                     public: bool, deadline_s: float, code: str, request: str = "") -> dict[str, Any]:
+        """Create the game. Idempotent by game id: a retried create (same ``request`` fingerprint)
+        finds it journaled and finishes the rest again; a different request under the same id is
+        :class:`KeyReused`."""
+        async with self.lock:
+            if self.version:
+                if request != self.create_fingerprint or secret_hash != self.seats[0].secret_hash:
+                    raise KeyReused("this request id already created another game", field="request_id")
+            else:
+                cfg = check_creation(kind, config, nickname, deadline_s)
+                entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
+                         "nickname": nickname, "secret_hash": secret_hash, "public": public,
+                         "deadline_s": deadline_s, "code": code, "at": self.now_ms(), "request": request}
+                await self._commit(entry)
+            await self.store.put_secret(self.seats[0].secret_hash, self.game_id, 0)
+            await self._publish_summary()
+            return self.summary()
+
+    async def join(self, nickname: str, secret_hash: str, options: Mapping[str, Any] | None = None
+                   ) -> dict[str, Any]:
+        """Take a seat. Idempotent by secret: a retried join gets the seat the first one took.
+        ``options`` (``{kind: seat options}``, JoinGameRequest.options) are the joiner's own choices
+        for its seat, checked by the engine's ``seat_config`` and journaled with the join."""
+        async with self.lock:
+            again = next((s for s in self.seats if s.secret_hash == secret_hash and not s.bot), None)
+            if again is not None:  # a retried join (same request id): the seat it took
+                if again.nickname != nickname:
+                    raise KeyReused("this request id already joined with another nickname", field="request_id")
+                await self.store.put_secret(secret_hash, self.game_id, again.seat)
+                return {"game_id": self.game_id, "seat": again.seat, "game": self.kind}
+            check_nickname(nickname)
+            if self.status != LOBBY:
+                raise Conflict("the game has already started", field="code", rule="A4")
+            if len(self.seats) >= self.seats_total:
+                raise Conflict("the game is full", field="code", rule="A4")
+            if any(s.nickname == nickname for s in self.seats):
+                raise AlreadyExists(f"nickname {nickname!r} is taken in this game", field="nickname", rule="A2")
+            seat = len(self.seats)
+            entry: dict[str, Any] = {"op": "join", "seat": seat, "nickname": nickname,
+                                     "secret_hash": secret_hash, "at": self.now_ms()}
+            if options:
+                entry["config"] = self._seat_config(seat, options)
+            await self._commit(entry)
+            await self.store.put_secret(secret_hash, self.game_id, seat)
+            await self._publish_summary()
+            return {"game_id": self.game_id, "seat": seat, "game": self.kind}
+
+    def _seat_config(self, seat: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The game's config with a joiner's seat options (``{kind: options}``) applied."""
+        if len(options) != 1 or self.kind not in options:
+            raise InvalidOrder(f"this is a {self.kind} game: send {self.kind} options, or none", field="options")
+        seating = getattr(self._engine(), "seat_config", None)
+        if seating is None:
+            raise InvalidOrder(f"{self.kind} has no seat options", field="options")
+        config: dict[str, Any] = seating(self.config, seat, options[self.kind])
+        return config
+
+    async def start(self, seat: int, fill_with_autopilot: bool) -> dict[str, Any]:
+        async with self.lock:
+            if seat != 0:
+                raise PermissionDenied("only the host may start the game", rule="A4", field="authorization")
+            if self.status != LOBBY:  # a retried start (a lost reply): the same summary, nothing changes
+                return self.summary()
+            if len(self.seats) < self.seats_total and not fill_with_autopilot:
+                raise Conflict(f"{len(self.seats)} of {self.seats_total} seats are filled",
+                               field="fill_with_autopilot", rule="A4")
+            await self._commit({"op": "start", "fill": fill_with_autopilot, "at": self.now_ms()})
+            await self._autoplay_bots()  # a turn-based game whose first turn is an autopilot seat's
+            await self._publish_summary()
+            if self.status == OVER:
+                await self._retire()
+            return self.summary()
