@@ -38,7 +38,7 @@ unit: install
 	$(VENV)/bin/pytest -q -m "not e2e"
 
 test: install test-deps lint typecheck
-	$(VENV)/bin/pytest -q
+	@scripts/run-tests.sh
 
 bench: install
 	@mkdir -p var
