@@ -1,4 +1,4 @@
-"""The `archipelago` command: serve, create, bot, play, admin.
+"""The `archipelago` command: serve, create, join, bot, play, admin.
 
 Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone."""
 
@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
     from archipelago.v1 import lobby_pb2
     from client.base import BaseClient
 
@@ -53,26 +55,29 @@ def _speed(value: str) -> dict[str, object]:
         raise SystemExit(f"--speed: expected fast, slow or a number of seconds, got {value!r}") from None
 
 
-MIN_SEATS, MAX_SEATS = 2, 8  # Archipelago (A1)
-
-
 def game_options(args: argparse.Namespace) -> dict[str, object]:
-    """The game's options for CreateGame: Archipelago takes 2-8 seats (A1), ``--max-rounds`` (A67) and
-    ``--target`` (A5); SystemExit naming the option that does not fit."""
-    if args.game != "archipelago":
-        for flag, value in (("--max-rounds", args.max_rounds), ("--target", args.target)):
-            if value is not None:
-                raise SystemExit(f"{flag}: an Archipelago option, not one of {args.game}")
-        return {}
-    from archipelago.v1 import archipelago_pb2
+    """The game's options for CreateGame (the game module's, :mod:`client.games`): the seats within the
+    game's range, a flag of another game refused; SystemExit naming the option that does not fit."""
+    from client.games import a_or_an, game_client, refuse_foreign_args
 
-    if not MIN_SEATS <= args.seats <= MAX_SEATS:
-        raise SystemExit(f"--seats: an Archipelago game has {MIN_SEATS}-{MAX_SEATS} seats (A1), got {args.seats}")
-    for flag, value in (("--max-rounds", args.max_rounds), ("--target", args.target)):
-        if value is not None and value < 1:
-            raise SystemExit(f"{flag}: expected a whole number ≥ 1, got {value}")
-    return {"archipelago": archipelago_pb2.ArchipelagoOptions(max_rounds=args.max_rounds or 0,
-                                                              target=args.target or 0)}
+    game = game_client(args.game)
+    lo, hi = game.seats
+    if not lo <= args.seats <= hi:
+        span = f"{lo}-{hi}" if lo != hi else str(lo)
+        raise SystemExit(f"--seats: {a_or_an(game.title)} game has {span} seats ({game.seats_rule}), got {args.seats}")
+    refuse_foreign_args(args, "create_args", game)
+    return dict(game.create_options(args))
+
+
+def seat_options(args: argparse.Namespace) -> dict[str, Message]:
+    """A joining player's own choices (JoinGameRequest's member named after the game, e.g. Arcmage's
+    ``--deck``); the server refuses those of another game than the one joined."""
+    from client.games import all_clients
+
+    out: dict[str, Message] = {}
+    for game in all_clients():
+        out.update(game.seat_options(args))
+    return out
 
 
 async def _create(args: argparse.Namespace) -> int:
@@ -105,21 +110,27 @@ async def retry_once(call: Callable[[], Awaitable[T]]) -> T:
     return await call()
 
 
-async def join(c: BaseClient, code: str, nickname: str, request_id: str | None = None) -> lobby_pb2.JoinGameResponse:
-    """JoinGame with a random request id (retried once with the same id: the same seat and secret)."""
+async def join(c: BaseClient, code: str, nickname: str, request_id: str | None = None,
+               options: Mapping[str, Message] | None = None) -> lobby_pb2.JoinGameResponse:
+    """JoinGame with a random request id (retried once with the same id: the same seat and secret);
+    ``options``: the seat's own choices (by game kind, e.g. Arcmage's ArcmageSeatOptions)."""
     rid = request_id or secrets.token_urlsafe(24)
-    return await retry_once(lambda: c.join(code, nickname, request_id=rid))
+    return await retry_once(lambda: c.join(code, nickname, request_id=rid, **dict(options or {})))
 
 
-async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | None) -> str:
+async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | None,
+                options: Mapping[str, Message] | None = None) -> str:
     """Become a player of the game with this code; returns the game id."""
     if secret:
         who = await c.rejoin()
         if who.code != code.upper():
             raise SystemExit(f"this secret belongs to game {who.code}, not {code}")
+        if options:
+            print(f"warning: {', '.join(options)} seat options ignored: the seat is already taken", file=sys.stderr,
+                  flush=True)
         print(f"playing seat {who.seat} ({who.nickname}) of game {who.code}", flush=True)
         return who.game_id
-    joined = await join(c, code, nickname or f"bot-{secrets.token_hex(2)}")
+    joined = await join(c, code, nickname or f"bot-{secrets.token_hex(2)}", options=options)
     print(f"joined seat {joined.seat} of game {code}", flush=True)
     print(f"secret: {joined.secret}", flush=True)
     return joined.game_id
@@ -139,13 +150,26 @@ def player_secret(args: argparse.Namespace) -> str | None:
     return secret
 
 
+async def _join(args: argparse.Namespace) -> int:
+    from client.grpc_client import Client
+
+    options = seat_options(args)
+    async with Client(_server(args)) as c:
+        joined = await join(c, args.code, args.nickname or os.environ.get("USER", "player"), args.request_id,
+                            options)
+    print(f"game: {joined.game_id}")
+    print(f"seat: {joined.seat}")
+    print(f"secret: {joined.secret}")
+    return 0
+
+
 async def _bot(args: argparse.Namespace) -> int:
     from client.bot import describe_outcome, play_seat
     from client.grpc_client import Client
 
     secret = player_secret(args)
     async with Client(_server(args), secret) as c:
-        game_id = await _seat(c, args.code, secret, args.nickname)
+        game_id = await _seat(c, args.code, secret, args.nickname, seat_options(args))
         final = await play_seat(c, game_id, log=lambda m: print(m, flush=True))
         print(describe_outcome(final), flush=True)
     return 0
@@ -157,7 +181,8 @@ async def _play(args: argparse.Namespace) -> int:
 
     secret = player_secret(args)
     async with Client(_server(args), secret) as c:
-        game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"))
+        game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"),
+                              seat_options(args))
         return await play(c, game_id)
 
 
@@ -195,12 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--data-dir", default=os.environ.get("ARCHIPELAGO_DATA_DIR", "var"))
     s.set_defaults(fn=_serve)
 
+    from client.games import GAMES, add_args, all_clients
+
     c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret")
-    c.add_argument("game", choices=["salvo", "archipelago"])
-    c.add_argument("--seats", type=int, default=2, help="Salvo: 2; Archipelago: 2-8 (A1)")
-    c.add_argument("--max-rounds", type=int, help="Archipelago: the game ends after this many rounds (A67; 60)")
-    c.add_argument("--target", type=int, help="Archipelago: the points that win (A5; 10-18 by players)")
-    c.add_argument("--speed", default="fast", help="fast (60 s rounds), slow (8 h) or seconds")
+    c.add_argument("game", choices=list(GAMES))
+    c.add_argument("--seats", type=int, default=2,
+                   help="; ".join(f"{g.title}: {g.seats[0]}" + (f"-{g.seats[1]}" if g.seats[1] != g.seats[0] else "")
+                                  + (f" ({g.seats_rule})" if g.seats_rule else "") for g in all_clients()))
+    add_args(c, "create_args")
+    c.add_argument("--speed", default="fast", help="fast, slow or seconds: rounds of 60 s or 8 h; Arcmage's turns "
+                   "and windows 120 s and 15 s, or 24 h and 1 h (M25)")
     c.add_argument("--nickname", default="host")
     c.add_argument("--public", action="store_true", help="list the game for anyone to join")
     c.add_argument("--request-id", help="16-64 random characters, kept secret: running the same create again "
@@ -208,21 +237,32 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--server", help=SERVER_HELP)
     c.set_defaults(fn=lambda a: asyncio.run(_create(a)))
 
+    j = sub.add_parser("join", help="take a free seat of a game; prints your seat and secret (then play or bot "
+                       "with ARCHIPELAGO_SECRET)")
+    j.add_argument("code")
+    j.add_argument("--nickname")
+    j.add_argument("--request-id", help="as create's: the same id again returns the same seat and secret")
+    add_args(j, "seat_args")
+    j.add_argument("--server", help=SERVER_HELP)
+    j.set_defaults(fn=lambda a: asyncio.run(_join(a)))
+
     b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends")
     b.add_argument("code")
     b.add_argument("--secret", help="play this existing seat (as host: start once every seat is filled); "
                    "visible in ps — prefer env ARCHIPELAGO_SECRET or --secret-file")
     b.add_argument("--secret-file", help="read the seat's secret from this file (its first line)")
     b.add_argument("--nickname")
+    add_args(b, "seat_args")
     b.add_argument("--server", help=SERVER_HELP)
     b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
 
-    pl = sub.add_parser("play", help="play Salvo or Archipelago in the terminal")
+    pl = sub.add_parser("play", help=f"play {', '.join(g.title for g in all_clients())} in the terminal")
     pl.add_argument("code")
     pl.add_argument("--secret", help="play this existing seat; visible in ps — prefer env ARCHIPELAGO_SECRET "
                     "or --secret-file")
     pl.add_argument("--secret-file", help="read the seat's secret from this file (its first line)")
     pl.add_argument("--nickname")
+    add_args(pl, "seat_args")
     pl.add_argument("--server", help=SERVER_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
 

@@ -2,8 +2,9 @@
 
 The game-neutral machinery lives here: the Watch stream (:class:`Feed`), cancellable terminal input
 (:class:`StdinLines`), the screen, and the game loop (:func:`play`), which hands the rendering and the
-round's prompt to the game kind's :class:`GameUI` (``view.game``): :class:`SalvoUI` below, and
-:class:`client.play_archipelago.ArchipelagoUI` for Archipelago.
+round's prompt to the game kind's :class:`GameUI` (``view.game``, from :mod:`client.games`):
+:class:`SalvoUI` below, :class:`client.play_archipelago.ArchipelagoUI` and
+:class:`client.play_arcmage.ArcmageUI`.
 
 Salvo shows the player's own grid (ships ``#``, hits ``X``, enemy misses ``o``), the enemy waters with the
 player's shots marked by the round they were fired in (S8; in classic mode ``X``/``o``), the per-round
@@ -41,8 +42,9 @@ COLS = "ABCDEFGHIJ"
 RETRY_S = 0.5
 VIEW_TRIES = 60  # GetView attempts, RETRY_S apart, before giving up on an unreachable server
 # Updates after which the screen is out of date: the lobby filled, the game started, a round closed
-# or opened, the game ended, or the server dropped history (resync).
-RELEVANT = frozenset({"joined", "started", "round_opened", "round_closed", "game_over", "resync"})
+# or opened, a turn game's step moved on (who may act), the game ended, or the server dropped
+# history (resync).
+RELEVANT = frozenset({"joined", "started", "round_opened", "round_closed", "step", "game_over", "resync"})
 # Stream errors that reconnecting cannot cure.
 FATAL = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND", "INVALID_ARGUMENT"})
 
@@ -433,6 +435,12 @@ class GameUI(Protocol):
     def render(self, view: game_pb2.GetViewResponse) -> str:
         """The whole screen for ``view``."""
 
+    def expected(self, view: game_pb2.GetViewResponse) -> bool:
+        """The player is to act now (round games: ``view.expected``; turn games: its seat is in the step)."""
+
+    def waiting(self, view: game_pb2.GetViewResponse) -> str:
+        """The line shown while the others act."""
+
     async def orders(self, client: Client, game_id: str, view: game_pb2.GetViewResponse, feed: Feed,
                      lines: Lines, screen: Screen) -> str:
         """Ask for this round's orders: SUBMITTED once they are in, MOVED_ON when the round closed
@@ -442,7 +450,17 @@ class GameUI(Protocol):
         """A line to show at once for a live update (None: nothing to show)."""
 
 
-class SalvoUI:
+class RoundUI:
+    """What the UIs of round games share: the player acts while expected; the round's deadline."""
+
+    def expected(self, view: game_pb2.GetViewResponse) -> bool:
+        return view.expected
+
+    def waiting(self, view: game_pb2.GetViewResponse) -> str:
+        return f"{deadline_label(view.round, view.deadline_unix_ms)} waiting for the others"
+
+
+class SalvoUI(RoundUI):
     """Salvo: the two grids and the placement / firing prompts."""
 
     setup_default = "placed your fleet at random"
@@ -459,14 +477,12 @@ class SalvoUI:
 
 
 def game_ui(kind: str) -> GameUI:
-    """The terminal UI of a game kind; SystemExit for a kind without one."""
-    if kind == "salvo":
-        return SalvoUI()
-    if kind == "archipelago":
-        from client.play_archipelago import ArchipelagoUI  # imports this module: imported late
+    """The terminal UI of a game kind (its :mod:`client.games` module's); SystemExit for a kind without one."""
+    from client.games import GAMES, game_client
 
-        return ArchipelagoUI()
-    raise SystemExit(f"archipelago play: no terminal client for {kind or 'this'} game")
+    if kind not in GAMES:
+        raise SystemExit(f"archipelago play: no terminal client for {kind or 'this'} game")
+    return game_client(kind).ui()
 
 
 async def play(client: Client, game_id: str, *, lines: Lines | None = None, out: TextIO | None = None) -> int:
@@ -506,8 +522,8 @@ async def play(client: Client, game_id: str, *, lines: Lines | None = None, out:
                         screen.say(f"could not start the game: {err}")
                 if not started:
                     await feed.until_stale(view)
-            elif not view.expected:
-                screen.say(f"{deadline_label(view.round, view.deadline_unix_ms)} waiting for the others")
+            elif not ui.expected(view):
+                screen.say(ui.waiting(view))
                 await feed.until_stale(view)
             else:
                 # connected (A17) before the prompt: the round now waits for this player

@@ -40,6 +40,7 @@ from client.play import (
     EmptyLine,
     Feed,
     Lines,
+    RoundUI,
     Screen,
     answer,
     deadline_label,
@@ -732,7 +733,7 @@ def describe_action(cmd: ActionCmd, ctx: Context) -> str:
 
 
 # ---------------------------------------------------------------------------------------- the prompt
-class ArchipelagoUI:
+class ArchipelagoUI(RoundUI):
     """The Archipelago screen and prompt for :func:`client.play.play`."""
 
     setup_default = "deployed your units in the default layout (A15)"

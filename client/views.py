@@ -1,6 +1,6 @@
 """Game-kind helpers for clients.  Convention of the .proto files: in every oneof that varies by game
 (`CreateGameRequest.options`, `SubmitOrdersRequest.orders`, `GetViewResponse.view`), the member is
-named after the game kind ("salvo"); `GetViewResponse.pending` names it "<kind>_pending"."""
+named after the game kind (`salvo`); `GetViewResponse.pending` names it "<kind>_pending"."""
 
 from __future__ import annotations
 

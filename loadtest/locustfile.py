@@ -1,6 +1,7 @@
 """Locust users that behave like players (issue 12): they create or join games by code, start them,
-watch, submit the orders the engine's autopilot (Salvo) or random legal orders (Archipelago) choose
-from their own view, chat, disconnect and come back, until the game ends; then play another.
+watch, make the moves their game's bot makes (:mod:`client.games`: the engine's autopilot orders in
+Salvo, random legal orders in Archipelago, the autopilot's actions in Arcmage when their seat is in
+the step) from their own view, chat, disconnect and come back, until the game ends; then play another.
 
 Two kinds of player:
 
@@ -15,21 +16,25 @@ Run against ``make run`` (gRPC on 50051, HTTP on 8080) or any gateway::
         --headless -u 200 -r 20 -t 2m --csv var/load --html var/load.html
 
 ``--host`` is the gateway's HTTP address (web players), ``--grpc-address`` its gRPC one (by default
-the host's name on port 50051). ``--archipelago-share`` is the share of games that are
-Archipelago (default 0.2), ``--deadline`` the round deadline of the games created (default 30 s: a
-round closes early once every connected player is done). The gateway's per-address lobby limits
-are meant for people, not for one machine playing thousands: run the server with
-``ARCHIPELAGO_RATE_LIMITS=off`` (or raise ``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_OPEN_LOBBIES``).
+the host's name on port 50051). ``--games`` (env ``ARCHIPELAGO_LOAD_GAMES``) is the mix of games
+created, ``kind=share,...`` (default ``salvo=0.7,archipelago=0.2,arcmage=0.1``; shares are relative);
+``--deadline`` is the round (Arcmage: turn) deadline of the games created (default 30 s: a round
+closes early once every connected player is done; an Arcmage step moves on as soon as its seats
+have acted). The gateway's per-address lobby limits are meant for people, not for one machine
+playing thousands: run the server with ``ARCHIPELAGO_RATE_LIMITS=off`` (or raise
+``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_OPEN_LOBBIES``).
 
 A refusal that is part of play is not a failure: a submission that lost the race with the round's
 close (ABORTED, stale version) or with the game's end (FAILED_PRECONDITION) is reported under its own
-name (``SubmitOrders (too late)``). Everything else that fails is a failure.
+name (``SubmitOrders (too late)``, ``Act (too late)``: an Arcmage action whose step moved on). Everything
+else that fails is a failure.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import time
 import uuid
@@ -49,21 +54,44 @@ from locust.env import Environment
 
 grpc_gevent.init_gevent()  # after locust's monkey patching, before any gRPC object
 
-from archipelago.v1 import archipelago_pb2, game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc  # noqa: E402
-from client.bot import choose_orders  # noqa: E402
-from client.views import orders_message  # noqa: E402
+from archipelago.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc  # noqa: E402
+from client.games import GAMES, game_client  # noqa: E402
 
 T = TypeVar("T")
-LATE = {"ABORTED", "FAILED_PRECONDITION"}  # a submission that lost the race with the close or the end
+LATE = {"ABORTED", "FAILED_PRECONDITION"}  # a move that lost the race with the close (the step) or the end
 #: open lobbies of this locust process by kind: [code, seats still free]
-LOBBIES: dict[str, deque[list[Any]]] = {"salvo": deque(), "archipelago": deque()}
+LOBBIES: dict[str, deque[list[Any]]] = {kind: deque() for kind in GAMES}
+DEFAULT_MIX = "salvo=0.7,archipelago=0.2,arcmage=0.1"
+#: updates that never change what a player is to do (a step update is looked at: see ``on_update``)
+QUIET = frozenset({"event", "chat", "connected", "disconnected"})
 
 
 @events.init_command_line_parser.add_listener  # type: ignore[untyped-decorator]
 def _arguments(parser: Any) -> None:
     parser.add_argument("--grpc-address", default="", help="the gateway's gRPC address (host:port)")
-    parser.add_argument("--archipelago-share", type=float, default=0.2, help="share of Archipelago games")
+    parser.add_argument("--games", default=os.environ.get("ARCHIPELAGO_LOAD_GAMES", DEFAULT_MIX),
+                        help=f"the mix of games created: kind=share,... (env ARCHIPELAGO_LOAD_GAMES; {DEFAULT_MIX})")
     parser.add_argument("--deadline", type=float, default=30.0, help="round deadline of created games (s)")
+
+
+def game_mix(text: str) -> dict[str, float]:
+    """``kind=share,...`` as {kind: share} (shares ≥ 0, not all 0; kinds of :data:`client.games.GAMES`;
+    a kind without ``=share``: 1); ValueError naming what is wrong."""
+    mix: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, eq, share = part.partition("=")
+        kind = kind.strip()
+        if kind not in GAMES:
+            raise ValueError(f"--games: unknown game {kind!r} (one of {', '.join(GAMES)})")
+        try:
+            mix[kind] = float(share) if eq else 1.0
+        except ValueError:
+            raise ValueError(f"--games: {kind}'s share must be a number, got {share!r}") from None
+        if mix[kind] < 0:
+            raise ValueError(f"--games: {kind}'s share must be ≥ 0, got {share!r}")
+    if not mix or not sum(mix.values()):
+        raise ValueError(f"--games: no game with a share above 0 in {text!r}")
+    return mix
 
 
 def grpc_address(env: Environment) -> str:
@@ -86,11 +114,13 @@ class Game:
         self.wake = Event()
         self.since = time.monotonic()
         self.code = ""
+        self.refused_at = -1  # the version at which a move was too late: the next move waits for an update
 
 
 def pick_kind(env: Environment) -> str:
-    share = float(getattr(env.parsed_options, "archipelago_share", 0.2))
-    return "archipelago" if random.random() < share else "salvo"
+    opts = env.parsed_options
+    mix = game_mix(str(getattr(opts, "games", None) or DEFAULT_MIX))
+    return random.choices(list(mix), weights=list(mix.values()))[0]
 
 
 def deadline(env: Environment) -> float:
@@ -122,7 +152,9 @@ def take_lobby(kind: str) -> str | None:
     return None
 
 
-def on_update(game: Game, kind: str, seq: int, seat: int) -> None:
+def on_update(game: Game, kind: str, seq: int, seat: int, players: list[Any] | None = None) -> None:
+    """Note an update; wake the player unless it cannot concern it (an engine event, a chat, a
+    turn game's step naming other seats: ``players`` is a "step" update's data.players)."""
     game.seq = max(game.seq, seq)
     if kind == "joined":
         game.joined = max(game.joined, seat + 1)
@@ -130,6 +162,8 @@ def on_update(game: Game, kind: str, seq: int, seat: int) -> None:
         game.started = True
     elif kind == "game_over":
         game.over = True
+    if kind in QUIET or (kind == "step" and game.seat not in {int(p) for p in players or ()}):
+        return
     game.wake.set()
 
 
@@ -194,7 +228,8 @@ class GrpcPlayer(User):
             for u in call:
                 self.environment.events.request.fire(request_type="grpc", name="Watch update", response_time=0,
                                                      response_length=u.ByteSize(), exception=None, context={})
-                on_update(game, u.kind, u.seq, u.seat)
+                on_update(game, u.kind, u.seq, u.seat, list(json_format.MessageToDict(u.data).get("players") or ())
+                          if u.kind == "step" else None)
         except grpc.RpcError as err:
             if err.code() != grpc.StatusCode.CANCELLED:
                 self.environment.events.request.fire(request_type="grpc", name="Watch", response_time=0,
@@ -219,9 +254,7 @@ class GrpcPlayer(User):
         if joined is not None:
             game = Game(kind, joined.game_id, joined.secret, joined.seat, seats)
         else:
-            options: dict[str, Any] = {}
-            if kind == "archipelago":
-                options["archipelago"] = archipelago_pb2.ArchipelagoOptions(max_rounds=6)
+            options: dict[str, Any] = dict(game_client(kind).load_options())
             made = self.call("CreateGame", lobby.CreateGame, lobby_pb2.CreateGameRequest(
                 game=kind, seats=seats, nickname=f"h{uuid.uuid4().hex[:8]}",
                 deadline_seconds=deadline(self.environment), request_id=uuid.uuid4().hex, **options))
@@ -259,16 +292,14 @@ class GrpcPlayer(User):
             if view.status == lobby_pb2.GAME_STATUS_OVER:
                 game.over = True
                 return
-            if view.expected:
-                orders = orders_message(view.game, choose_orders(view))
-                req = game_pb2.SubmitOrdersRequest(game_id=game.game_id, version=view.version,
-                                                   idempotency_key=f"r{view.round}")
-                getattr(req, view.game).CopyFrom(orders)
+            move = game_client(view.game).bot_move(view) if view.version != game.refused_at else None
+            if move is not None:
                 try:
-                    self.call("SubmitOrders", stub.SubmitOrders, req, late_ok=True, secret=game.secret)
+                    self.call(move.rpc, getattr(stub, move.rpc), move.request, late_ok=True, secret=game.secret)
                 except grpc.RpcError as err:
                     if err.code().name not in LATE:
                         raise
+                    game.refused_at = view.version
                 if random.random() < 0.05:
                     with contextlib.suppress(grpc.RpcError):  # (the game may have ended meanwhile)
                         chat = game_pb2.ActRequest(game_id=game.game_id, chat=game_pb2.ChatAction(text="gg"))
@@ -328,7 +359,8 @@ class WebPlayer(HttpUser):
                         raise RuntimeError(str(u["error"]))
                     self.environment.events.request.fire(request_type="ws", name="Watch update", response_time=0,
                                                          response_length=len(raw), exception=None, context={})
-                    on_update(game, str(u.get("kind", "")), int(u.get("seq", 0)), int(u.get("seat", 0)))
+                    on_update(game, str(u.get("kind", "")), int(u.get("seq", 0)), int(u.get("seat", 0)),
+                              list((u.get("data") or {}).get("players") or ()))
         except Exception as exc:  # every failure of the stream is reported
             if not game.over and not getattr(self, "_closing", False):
                 self.environment.events.request.fire(request_type="ws", name="Watch",
@@ -349,8 +381,8 @@ class WebPlayer(HttpUser):
         else:
             body: dict[str, Any] = {"game": kind, "seats": 2, "nickname": f"w{uuid.uuid4().hex[:8]}",
                                     "deadline_seconds": deadline(self.environment)}
-            if kind == "archipelago":
-                body["archipelago"] = {"max_rounds": 6}
+            for member, message in game_client(kind).load_options().items():
+                body[member] = json_format.MessageToDict(message, preserving_proto_field_name=True)
             made = self.post("Lobby/CreateGame", body)
             game = Game(kind, made["game_id"], made["secret"], 0, 2)
             game.code = made["code"]
@@ -386,11 +418,9 @@ class WebPlayer(HttpUser):
             if view.status == lobby_pb2.GAME_STATUS_OVER:
                 game.over = True
                 return
-            if view.expected:
-                orders = json_format.MessageToDict(orders_message(view.game, choose_orders(view)),
-                                                   preserving_proto_field_name=True)
-                self.post("Game/SubmitOrders", {"game_id": game.game_id, "version": str(view.version),
-                                                "idempotency_key": f"r{view.round}", view.game: orders},
-                          game.secret, late_ok=True)
+            move = game_client(view.game).bot_move(view) if view.version != game.refused_at else None
+            if move is not None:
+                if not self.post(f"Game/{move.rpc}", move.json(), game.secret, late_ok=True):
+                    game.refused_at = view.version  # too late ({}): the next move waits for an update
                 continue
             game.wake.wait(timeout=max(5.0, deadline(self.environment)))

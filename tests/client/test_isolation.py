@@ -1,4 +1,5 @@
-"""Client commands never import the server: no gateway, services or Ray in a client's process."""
+"""Client commands (and every game's client module) never import the server: no gateway, services or Ray
+in a client's process."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 
 PROBE = """
 import contextlib, io, json, sys
-import client.cli, client.bot, client.play, client.grpc_client, client.web_client
+import client.cli, client.bot, client.play, client.grpc_client, client.web_client, client.games
+for kind in client.games.GAMES:  # every game's client module and terminal UI
+    client.play.game_ui(kind)
 with contextlib.redirect_stdout(io.StringIO()) as help_text:
     try:
         client.cli.build_parser().parse_args(["create", "--help"])
