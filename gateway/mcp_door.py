@@ -15,8 +15,14 @@ optional ``idempotency_key``. While an agent calls, its player counts as connect
 with the game open.
 
 Answers are made for a language model's context: one compact JSON text per answer (no
-``structuredContent`` copy, no indentation), nothing repeated between tools of one round of play,
-tiles everywhere in the one shape orders take, ``{"x": 3, "y": 4}``. Errors are MCP tool errors
+``structuredContent`` copy, no indentation), nothing repeated between tools of one round of play.
+The door holds no game's shapes: each game's part of ``get_view``, its ``legal_moves``, its events
+and what its rules text adds come from its shaper in :mod:`gateway.agent_views` (one table by kind;
+e.g. Archipelago's tiles everywhere in the one shape orders take, ``{"x": 3, "y": 4}``; Arcmage's
+table with card faces and each legal action in words). Games of rounds are played with
+``submit_orders`` and ``wait_for_next_round``; games of turns (a shaper's ``turns``) with ``act`` /
+``pass_priority`` (one ActRequest member named after the kind) and ``wait_for_my_decision``, which
+returns when the caller's seat is among the step's players, built on the same Watch stream. Errors are MCP tool errors
 (``is_error``) whose text names the code, the field, the rule id, the reason and whether a retry can
 help; nothing a bad argument does changes the game. A resource read that fails is a JSON-RPC error
 carrying the same four fields as ``data``.
@@ -45,11 +51,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from archipelago.v1 import archipelago_pb2, game_pb2
-from engine import get_game
-from engine.archipelago.units import UNIT_TYPES
+from archipelago.v1 import game_pb2
 from engine.errors import InvalidOrder, NotStarted, PermissionDenied, StaleVersion, Unauthenticated
 from gateway import errors, rpc
+from gateway.agent_views import SHAPERS, shaper
 from gateway.api import AGENT_PREFIX, Caller, PlayerAPI, bearer
 from gateway.limits import TooLarge
 from gateway.web import MAX_BODY, parse
@@ -64,21 +69,24 @@ IDEMPOTENCY = ("Optional idempotency_key (printable, at most 64 characters): a r
                "the same arguments in the same round is answered as the first call and applied once "
                "(\"replayed\": true); the same key with other arguments is refused (request/key_reused, A16).")
 
-INSTRUCTIONS = """\
-You play one seat of a turn-based game (Archipelago or Salvo) for the player who gave you this token.
-Start with `rules` (the rules in brief, the exact JSON of orders, the unit table), then loop:
-`get_view` (what you know now), `legal_moves` (what you may do), `submit_orders` (for the round
-`get_view` shows; resubmitting replaces your orders), `wait_for_next_round` (what happened: the closed
-round's events, chat, trades). Chat and trades (`chat`, `offer_trade`, `answer_offer`, `bank_trade`)
-act at once. Tiles are always {"x": column, "y": row}, in answers and in orders. Every tool that
-changes something takes an optional idempotency_key: retry with the same key and it is applied once.
-A tool error names the rule it broke and whether retrying can help. You see only what your player
-may see."""
+ROUND_GAMES = ", ".join(g.title for g in SHAPERS.values() if not g.turns)
+TURN_GAMES = ", ".join(g.title for g in SHAPERS.values() if g.turns)
+INSTRUCTIONS = f"""\
+You play one seat of a game ({ROUND_GAMES}, {TURN_GAMES}) for the player who gave you this token.
+Start with `rules` (the rules in brief, the exact JSON of orders and actions), then loop.
+Games of rounds ({ROUND_GAMES}): `get_view` (what you know now), `legal_moves` (what you may
+do), `submit_orders` (for the round `get_view` shows; resubmitting replaces your orders),
+`wait_for_next_round` (what happened: the closed round's events, chat, trades). Chat and trades
+(`chat`, `offer_trade`, `answer_offer`, `bank_trade`) act at once. Tiles are always {{"x": column,
+"y": row}}, in answers and in orders.
+Games of turns ({TURN_GAMES}): `wait_for_my_decision` (until you may act; what happened since the
+seq you pass), `legal_moves` (every legal action with what it does), `act` with one of them (or
+`pass_priority`); `get_view` for the whole table.
+Every tool that changes something takes an optional idempotency_key: retry with the same key and it
+is applied once. A tool error names the rule it broke and whether retrying can help. You see only
+what your player may see."""
 
 STATUS = {"lobby": "lobby", "running": "running", "over": "over"}
-# The map's characters: in sight now, explored but out of sight now, unexplored.
-IN_SIGHT = {".": ".", "#": "#"}
-OUT_OF_SIGHT = {".": "~", "#": "+"}
 
 
 def dumps(obj: Any) -> str:
@@ -164,161 +172,57 @@ class Guard:
 
 
 # ---------------------------------------------------------------------------------- answers
-def xy(t: Mapping[str, Any]) -> dict[str, int]:
-    """A tile in the one shape every door uses, in answers and in orders (the proto's ``Tile``)."""
-    return {"x": int(t.get("x", 0)), "y": int(t.get("y", 0))}
+def seconds_left(deadline_unix_ms: Any) -> float | None:
+    """Seconds until a deadline in Unix ms (None: no deadline)."""
+    deadline = int(deadline_unix_ms or 0)
+    return round(max(0.0, deadline / 1000 - time.time()), 1) if deadline else None
 
 
-def _pair(t: Any) -> dict[str, int]:
-    """An engine pair ``[x, y]`` (legal moves) as a tile ``{"x", "y"}``."""
-    return {"x": int(t[0]), "y": int(t[1])}
-
-
-def _salvo(v: dict[str, Any]) -> dict[str, Any]:
-    shots = v.get("shots", [])
-    return {
-        "phase": v.get("phase"), "mode": v.get("mode"), "shots_allowed": v.get("shots_allowed", 0),
-        **({"active_player": v["active_player"]} if "active_player" in v else {}),
-        "fleet_spec": v.get("fleet_spec", []), "your_fleet": v.get("fleet", []),
-        "enemy_shots_at_you": [[s["square"], s.get("round", 0), s.get("hit")] for s in v.get("incoming", [])],
-        "your_shots": [[s["square"], s.get("round", 0)] + ([s["hit"]] if "hit" in s else []) for s in shots],
-        "reports": v.get("reports", []), "enemy_ships_sunk": v.get("enemy_sunk", []),
-        "untried_squares_left": 100 - len(shots),
-        **({"enemy_fleet": v["enemy_fleet"]} if v.get("enemy_fleet") else {}),
-        **({"outcome": v["outcome"]} if v.get("outcome") else {}),
-    }
-
-
-def _map(v: Mapping[str, Any]) -> dict[str, Any]:
-    """The explored part of the board: the smallest box holding every explored tile, one string per
-    row from ``y0``, character i of a row the tile ``x0 + i``; in sight "." sea, "#" land; explored
-    but out of sight "~" sea, "+" land; "?" unexplored."""
-    rows: list[str] = list(v.get("rows", []))
-    seen = [(x, y) for y, row in enumerate(rows) for x, c in enumerate(row) if c != "?"]
-    out: dict[str, Any] = {"width": v.get("width"), "height": v.get("height")}
-    if not seen:
-        return {**out, "x0": 0, "y0": 0, "rows": []}
-    x0, x1 = min(x for x, _ in seen), max(x for x, _ in seen)
-    y0, y1 = min(y for _, y in seen), max(y for _, y in seen)
-    sight = {(int(t["x"]), int(t["y"])) for t in v.get("visible", [])}
-    cropped = ["".join((IN_SIGHT if (x, y) in sight else OUT_OF_SIGHT).get(rows[y][x], rows[y][x])
-                       for x in range(x0, x1 + 1)) for y in range(y0, y1 + 1)]
-    return {**out, "x0": x0, "y0": y0, "rows": cropped}
-
-
-def _by_resource(entries: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, int]]]:
-    out: dict[str, list[dict[str, int]]] = {}
-    for r in entries:
-        out.setdefault(str(r["resource"]), []).append(xy(r["tile"]))
-    return out
-
-
-def _archipelago(v: dict[str, Any]) -> dict[str, Any]:
-    def unit(u: dict[str, Any]) -> dict[str, Any]:
-        out = {"id": u["id"], "type": u["type"], "at": xy(u["tile"])}
-        for k in ("carrier", "flag", "raft", "cargo"):
-            if u.get(k):
-                out[k] = u[k]
-        return out
-
-    def enemy(e: dict[str, Any], log: bool = False) -> dict[str, Any]:
-        out = {"id": e["id"], "owner": e["owner"], "at": xy(e["tile"])}
-        out.update({"round_seen": e["round"]} if log else {"domain": e.get("domain")})
-        if e.get("type"):
-            out["type"] = e["type"]
-        return out
-
-    def island(i: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": i.get("id", 0), "kind": i.get("kind")}
-        if i.get("owner") is not None:
-            out["owner"] = i["owner"]
-        out["tiles"] = [xy(t) for t in i.get("tiles", [])]
-        return out
-
-    return {
-        "target": v.get("target"), "max_rounds": v.get("max_rounds"), "score": v.get("score", 0),
-        "stock": v.get("stock", {}), **({"bonus": v["bonus"]} if v.get("bonus") else {}),
-        "flags_captured": v.get("flags_captured", 0), "map": _map(v),
-        "bases": [{"seat": b["seat"], "at": xy(b["tile"])} for b in v.get("bases", [])],
-        "islands": [island(i) for i in v.get("islands", [])],
-        "resource_tiles": _by_resource(v.get("resource_tiles", [])), "ports": _by_resource(v.get("ports", [])),
-        "your_units": [unit(u) for u in v.get("units", [])],
-        "enemies_in_sight": [enemy(e) for e in v.get("enemies", [])],
-        "enemy_log": [enemy(e, log=True) for e in v.get("enemy_log", [])],
-        "outposts": [{"at": xy(o["tile"]), "owner": o["owner"]} for o in v.get("outposts", [])],
-        "you_control": [xy(t) for t in v.get("control", [])],
-        "offers": v.get("offers", []), "chat": v.get("chat", []),
-        **({"outcome": v["outcome"]} if v.get("outcome") else {}),
-    }
+def compact_step(view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The step now (who may act): kind ("turn", "window", "simultaneous", "over"), players (the seats
+    that may act now), active (whose turn), deadline (its kind) and seconds_left, and your_decision:
+    whether you are one of the players."""
+    step = view.get("step")
+    if not step:
+        return None
+    return {"kind": step.get("kind", ""), "players": list(step.get("players") or ()),
+            "active": step.get("active", -1), "deadline": step.get("deadline", ""),
+            "seconds_left": seconds_left(step.get("deadline_unix_ms")),
+            "your_decision": view.get("status") == "running" and view.get("you") in (step.get("players") or ())}
 
 
 def compact_view(view: dict[str, Any]) -> dict[str, Any]:
-    """The player API's view, shaped for a language model: nothing repeated, tiles ``{"x", "y"}``. The
-    last round's events are not here: ``wait_for_next_round`` reports them (``after_round`` = the
-    round before the open one answers at once with them)."""
-    deadline = int(view.get("deadline_unix_ms") or 0)
+    """The player API's view, shaped for a language model: the header every game shares, then the
+    game's own part from its shaper (:mod:`gateway.agent_views`). The last round's events are not
+    here: the wait tools report them."""
     inner = view.get("view")
-    figures = {s["seat"]: s for s in (inner or {}).get("seats", [])} if view["game"] != "salvo" else {}
+    game = shaper(view["game"])
+    figures = game.figures(inner) if inner is not None else {}
 
     def player(p: dict[str, Any]) -> dict[str, Any]:
-        out = {"seat": p["seat"], "nickname": p["nickname"]}
-        f = figures.get(p["seat"])
-        if f is not None:
-            out.update(score=f.get("score", 0), resource_total=f.get("resource_total", 0))
-        return out
+        return {"seat": p["seat"], "nickname": p["nickname"], **figures.get(p["seat"], {})}
 
     out: dict[str, Any] = {
         "game": view["game"], "game_id": view["game_id"],
         "status": STATUS.get(str(view["status"]), str(view["status"])),
-        "round": view["round"], "you": view["you"], "submitted_this_round": view["submitted"],
-        "expected_to_submit": view["expected"],
-        "seconds_left": round(max(0.0, deadline / 1000 - time.time()), 1) if deadline else None,
-        "players": [player(p) for p in view["players"]],
-        "submitted": [p["seat"] for p in view["players"] if p["submitted"]],
-        "connected": [p["seat"] for p in view["players"] if p["connected"]],
+        "round": view["round"], "you": view["you"],
     }
+    if game.turns:
+        out.update(version=view["version"], seq=view["seq"], step=compact_step(view))
+    else:
+        out.update(submitted_this_round=view["submitted"], expected_to_submit=view["expected"],
+                   seconds_left=seconds_left(view.get("deadline_unix_ms")))
+    out["players"] = [player(p) for p in view["players"]]
+    if not game.turns:
+        out["submitted"] = [p["seat"] for p in view["players"] if p["submitted"]]
+    out["connected"] = [p["seat"] for p in view["players"] if p["connected"]]
     if "pending" in view:
         out["your_orders_this_round"] = view["pending"]
     if inner is not None:
-        out.update(_salvo(inner) if view["game"] == "salvo" else _archipelago(inner))
+        out.update(game.view(inner))
     if "standing" in view:
         out["standing_orders"] = view["standing"]
     return out
-
-
-def compact_moves(game: str, moves: dict[str, Any]) -> dict[str, Any]:
-    """The engine's legal moves (:meth:`engine.base.Game.legal_moves`) in the door's shapes: tiles
-    ``{"x", "y"}``; Archipelago units with nothing to do left out, builds as the build orders they
-    are; what get_view or the rules tool already say (a unit's tile and type, notes, costs, moves per
-    unit type) left out."""
-    out = {k: v for k, v in moves.items() if k != "note"}
-    if game != "archipelago" or out.get("phase") not in ("orders", "deployment"):
-        return out
-    if out["phase"] == "deployment":
-        where: dict[str, list[dict[str, int]]] = {}
-        units = []
-        for u in out["units"]:
-            on = "sea" if UNIT_TYPES[u["type"]].domain == "sea" else "land"
-            where.setdefault(on, [_pair(t) for t in u["tiles"]])
-            units.append({"unit": u["unit"], "type": u["type"], "at": _pair(u["at"]), "goes_on": on})
-        return {**out, "units": units, **where}
-    units = []
-    for u in out["units"]:
-        if not u["moves"] and not u["actions"]:
-            continue
-        entry: dict[str, Any] = {"unit": u["unit"], "moves": [_pair(t) for t in u["moves"]]}
-        if u["actions"]:
-            entry["actions"] = u["actions"]
-        units.append(entry)
-    builds = []
-    for b in out.get("builds", []):
-        entry = {"type": b["type"]}
-        if b.get("tiles"):
-            entry["tiles"] = [_pair(t) for t in b["tiles"]]
-        if b.get("ships"):
-            entry["ships"] = b["ships"]
-        builds.append(entry)
-    return {**out, "units": units, "builds": builds, "bank": out.get("bank", {}).get("rates", {})}
 
 
 def happened(updates: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -373,20 +277,9 @@ def resource_error(exc: BaseException) -> MCPError:
     return MCPError(code=code, message=str(tool_error(err)), data={"error": errors.to_dict(err)})
 
 
-def unit_table() -> str:
-    """The unit table of the Archipelago rules text, from the engine's own (costs, moves, sight)."""
-    lines = ["## Unit table (from the engine)",
-             "type | domain | strength | move | sight | cost | carries | limit", "---|---|---|---|---|---|---|---"]
-    for t in UNIT_TYPES.values():
-        cost = " ".join(f"{n} {r}" for r, n in t.cost.items()) if t.buildable else "not buildable"
-        lines.append(f"{t.id} ({t.name}) | {t.domain} | {'–' if t.strength is None else t.strength} | {t.move} | "
-                     f"{t.sight} | {cost} | {t.capacity or ''} | {t.limit or ''}")
-    return "\n".join(lines) + "\n"
-
-
 def rules_text(kind: str) -> str:
-    text = (RULES / f"{kind}.md").read_text(encoding="utf-8")
-    return text + "\n" + unit_table() if kind == "archipelago" else text
+    """The rules tool's text: ``agent_rules/<kind>.md`` and what the game's shaper adds."""
+    return (RULES / f"{kind}.md").read_text(encoding="utf-8") + shaper(kind).rules_extra()
 
 
 class McpDoor:
@@ -490,41 +383,44 @@ class McpDoor:
             return await self._run(ctx, body)
 
         @tool(title="What you know now", structured_output=False)
-        async def get_view(ctx: Context) -> str:
+        async def get_view(ctx: Context, since_seq: int | None = None) -> str:
             """Your player's view now (and nothing it may not see), as compact JSON: game, game_id,
-            status ("lobby", "running", "over"), round (0 is the setup round), you (your seat),
-            seconds_left, submitted_this_round, expected_to_submit, players [{seat, nickname, score,
-            resource_total}], submitted and connected (lists of seats), your orders this round if any,
-            standing_orders if set, and the game's own view. Archipelago: map {width, height, x0, y0,
-            rows} — the explored box only: rows[j][i] is the tile {"x": x0 + i, "y": y0 + j}: "." sea
-            and "#" land in sight now, "~" sea and "+" land explored but out of sight, "?" unexplored;
-            your_units [{id, type, at}], enemies_in_sight [{id, owner, domain, at, type if revealed}],
-            enemy_log [{id, owner, at, round_seen, type?}], bases, islands {id, kind, owner?, tiles},
-            resource_tiles and ports {resource: [tiles]}, outposts, you_control [tiles], stock, score,
-            target, offers, chat. Every tile is {"x": column, "y": row}, as orders take it. The last
-            round's events are in wait_for_next_round's answer. Salvo: phase, shots_allowed, your
-            fleet with hits, your shots [square, round], the reports of your salvos, enemy ships sunk."""
+            status ("lobby", "running", "over"), round (0 is the setup round), you (your seat). Games
+            of rounds: seconds_left, submitted_this_round, expected_to_submit, submitted (seats), your
+            orders this round if any, standing_orders if set. Games of turns: version, seq (the number of
+            the last update you were sent), step {kind: "turn"|"window"|"over", players (the seats that may
+            act now), active (whose turn), deadline, seconds_left (then the autopilot acts for the seats
+            left), your_decision (true: you are one of players)}. Then players [{seat, nickname}],
+            connected (seats) and the game's own view. With since_seq (the seq of an earlier answer) it
+            also holds `happened`: what you were told after that seq (events [{seq, kind, …}], chat,
+            game_over), at most 200, the newest."""
             async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
-                return compact_view(await api.view(token, who.game_id))
+                view = await api.view(token, who.game_id)
+                out = compact_view(view)
+                if since_seq is not None:
+                    got, last = await self.read_since(api, token, who, since_seq, int(view["seq"]))
+                    out["seq"] = last
+                    out["happened"] = self.report(view["game"], got)
+                return out
             return await self._run(ctx, body)
 
         @tool(title="What you may do now", structured_output=False)
         async def legal_moves(ctx: Context, unit: str | None = None) -> str:
-            """The moves the rules allow you now, from your view. Archipelago round 0 (phase
-            "deployment"): your units {unit, type, at, goes_on: "land"|"sea"} and the tiles each kind may
-            be placed on ("land", "sea"). Later rounds (phase "orders"): for each of your units that can
-            do something (or only `unit`, a unit id): {unit, moves: [tiles it can reach this round],
-            actions?: [{action, targets?}]}; builds: the build orders you can afford now ({"type"}; a
-            mine also lists the "tiles" it may go on — send one as "tile"; a raft the "ships" — send one
-            as "ship"); bank: what the bank takes for 1 of anything, by resource given. Each option is
-            legal on its own; tiles are {"x", "y"} exactly as submit_orders takes them. Salvo: the fleet
-            to place in round 0; then shots_allowed and the untried squares."""
+            """What the rules allow you now, from your view (each option is legal on its own), with
+            round, version and (games of turns) step as get_view has them."""
             async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
                 view = await api.view(token, who.game_id)
                 if view["status"] != "running" or "view" not in view:
                     return {"status": view["status"], "note": "nothing to do: the game is not running"}
-                moves = get_game(view["game"]).legal_moves(view["view"], unit)
-                return {"round": view["round"], **compact_moves(view["game"], moves)}
+                game = shaper(view["game"])
+                moves = game.moves(view["view"], unit)
+                head: dict[str, Any] = {"round": view["round"]}
+                if game.turns:
+                    step = compact_step(view)
+                    head.update(version=view["version"], step=step)
+                    if step is None or not step["your_decision"]:
+                        head["note"] = "not your decision now: call wait_for_my_decision"
+                return {**head, **moves}
             return await self._run(ctx, body)
 
         @tool(title="Submit your orders for this round", structured_output=False)
@@ -578,7 +474,7 @@ class McpDoor:
                 return {"ok": True, "replayed": ack.replayed}
             return await self._run(ctx, body)
 
-        async def act(ctx: Context, key: str, build: Callable[[game_pb2.ActRequest], None]) -> str:
+        async def send(ctx: Context, key: str, build: Callable[[game_pb2.ActRequest], None]) -> str:
             async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
                 req = game_pb2.ActRequest(game_id=who.game_id, idempotency_key=key)
                 build(req)
@@ -586,11 +482,66 @@ class McpDoor:
                 return {"ok": True, "replayed": ack.replayed}
             return await self._run(ctx, body)
 
+        async def turn_action(ctx: Context, key: str, version: int | None,
+                              action: Callable[[str], Any]) -> str:
+            """One action of a game of turns (its ActRequest member, named after the kind), then the
+            step it led to."""
+            async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
+                kind = await api.kind_of(who.game_id)
+                req = game_pb2.ActRequest(game_id=who.game_id, idempotency_key=key)
+                if not shaper(kind).turns or kind not in req.DESCRIPTOR.fields_by_name:
+                    raise InvalidOrder(f"{kind} is played by rounds of orders: use submit_orders", field="action",
+                                       rule="A16")
+                if version is not None:
+                    req.version = version
+                self._member(req, kind, action(kind), "action")
+                ack: Any = await rpc.act(api, req, token)
+                view = await api.view(token, who.game_id)
+                return {"ok": True, "replayed": ack.replayed, "version": view["version"], "round": view["round"],
+                        "status": STATUS.get(str(view["status"]), str(view["status"])), "step": compact_step(view)}
+            return await self._run(ctx, body)
+
+        @tool(title="Take one action (games of turns: Arcmage)", structured_output=False)
+        async def act(ctx: Context, action: dict[str, Any], version: int | None = None,
+                      idempotency_key: str = "") -> str:
+            """Take one action now, in a game played by turns (Arcmage), when get_view's or
+            wait_for_my_decision's step says your_decision: true. `action` is one of legal_moves'
+            actions, sent exactly as listed: an object with one key naming the kind, e.g.
+            {"pass": {}} (end your phase step, pass in a window, decline an optional choice),
+            {"choose": {"option": <one of pending.options>}} (answer the decision the game waits for),
+            {"draw": {"option": "draw1"}}, {"resource": {"card": "c7", "faction": "Gaian"}},
+            {"build": {"card": "c3"}}, {"devote": {"card": "c9"}}, {"play": {"card": "c12", "to":
+            "army"}} (to: a city id of yours or "army"; targets, x, mode when the card needs them),
+            {"ability": {"card": "c5", "targets": ["c20"]}}, {"move": {"card": "c12", "to": "c4"}},
+            {"salvage": {"card": "c31"}}, {"attack": {"attackers": ["c12", "c13"], "city": "c40"}}
+            (the rules tool has the whole table). It is applied at once (the other seats' autopilot, if
+            any, answers before this returns). Optional version: the version you saw; older than the
+            step now open is refused (action/stale_state_id), so nothing lands on a step you did not
+            see. A refused action changes nothing; the error names the field and the rule. Answers {ok,
+            replayed, version (the game's version now, the other seats' answers included), round (the
+            turn), status, step} — step as get_view has it: your_decision true means act again (call
+            legal_moves), false means call wait_for_my_decision. Use a new idempotency_key for every
+            action (e.g. "t<turn>-<n>"); a key is remembered for the turn, so send version too: a retry
+            after the game moved on is then refused, never applied twice."""
+            return await turn_action(ctx, idempotency_key, version, lambda kind: action)
+
+        @tool(title="Pass (games of turns: Arcmage)", structured_output=False)
+        async def pass_priority(ctx: Context, version: int | None = None, idempotency_key: str = "") -> str:
+            """Pass, in a game played by turns (Arcmage): the same as act with {"pass": {}} — end your
+            phase step (the game goes on to the next phase), let the stack resolve or the game go on in
+            a window (no answer), or decline an optional choice. Answers as act does."""
+            def action(kind: str) -> Any:
+                found = shaper(kind).pass_action
+                if found is None:
+                    raise InvalidOrder(f"{kind} has no pass action", field="action", rule="A16")
+                return found
+            return await turn_action(ctx, idempotency_key, version, action)
+
         @tool(title="Chat", structured_output=False)
         async def chat(ctx: Context, text: str, to: int | None = None, idempotency_key: str = "") -> str:
             """Send a chat message (1–500 characters) to every player, or to one seat `to`. At most 10
             per round (A53). Others see it as your player's message. Answers {ok, replayed}."""
-            return await act(ctx, idempotency_key, lambda r: r.chat.CopyFrom(game_pb2.ChatAction(text=text, to=to)))
+            return await send(ctx, idempotency_key, lambda r: r.chat.CopyFrom(game_pb2.ChatAction(text=text, to=to)))
 
         @tool(title="Offer a trade (Archipelago)", structured_output=False)
         async def offer_trade(ctx: Context, give: dict[str, int], get: dict[str, int], to: int | None = None,
@@ -601,8 +552,8 @@ class McpDoor:
             Answers {ok, replayed}."""
             def build(r: game_pb2.ActRequest) -> None:
                 r.offer.CopyFrom(parse({"give": give, "get": get, **({"to": to} if to is not None else {})},
-                                       archipelago_pb2.OfferAction))  # type: ignore[arg-type]
-            return await act(ctx, idempotency_key, build)
+                                       type(r.offer)))  # type: ignore[arg-type]
+            return await send(ctx, idempotency_key, build)
 
         @tool(title="Answer a trade offer (Archipelago)", structured_output=False)
         async def answer_offer(ctx: Context, offer: str, answer: Literal["accept", "decline", "withdraw"],
@@ -612,15 +563,16 @@ class McpDoor:
             Answers {ok, replayed}."""
             def build(r: game_pb2.ActRequest) -> None:
                 getattr(r, answer).offer = offer
-            return await act(ctx, idempotency_key, build)
+            return await send(ctx, idempotency_key, build)
 
         @tool(title="Trade with the bank (Archipelago)", structured_output=False)
         async def bank_trade(ctx: Context, give: str, get: str, times: int = 1, idempotency_key: str = "") -> str:
             """Give 4 of `give` for 1 of `get` (2 for 1 when you control a port of `give`: legal_moves'
             bank says the rate), `times` times, at once (A52). Resources: wood, food, iron, fuel.
             Answers {ok, replayed}."""
-            bank = archipelago_pb2.BankAction(give=give, get=get, times=times)
-            return await act(ctx, idempotency_key, lambda r: r.bank.CopyFrom(bank))
+            def build(r: game_pb2.ActRequest) -> None:
+                r.bank.give, r.bank.get, r.bank.times = give, get, times
+            return await send(ctx, idempotency_key, build)
 
         @tool(title="Wait for the next round", structured_output=False)
         async def wait_for_next_round(ctx: Context, after_round: int | None = None,
@@ -639,10 +591,33 @@ class McpDoor:
                 return await self.wait(api, token, who, after_round, timeout_seconds)
             return await self._run(ctx, body)
 
-        for t in (submit_orders, set_standing_orders, chat, offer_trade, answer_offer, bank_trade):
-            registered = server._tool_manager.get_tool(t.__name__)  # the description the client sees
+        @tool(title="Wait until you have a decision to make (games of turns: Arcmage)", structured_output=False)
+        async def wait_for_my_decision(ctx: Context, since_seq: int | None = None,
+                                       timeout_seconds: float = 60.0) -> str:
+            """Wait (long poll) until you may act — your seat is one of the step's players: your turn's
+            phase step, a decision the game asks of you, a window in which you may answer — or the game
+            is over, at most timeout_seconds (1–300); at once if that is so already. Pass since_seq = the
+            seq of your last answer (get_view, this tool) to be told what happened after it (the other
+            players' plays, the autopilot's answers, what your own actions led to). Answers {status,
+            seq, your_decision, timed_out, step, happened: [{seq, kind, …}] (events, cards as "Name
+            (id)"; chat {from, text}; game_over), outcome once over}. Then: legal_moves and act (or
+            pass_priority); call again with the seq it answered."""
+            async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
+                if not 1 <= timeout_seconds <= MAX_WAIT_S:
+                    raise InvalidOrder(f"timeout_seconds is 1–{MAX_WAIT_S:.0f}", field="timeout_seconds")
+                return await self.wait_decision(api, token, who, since_seq, timeout_seconds)
+            return await self._run(ctx, body)
+
+        for name in ("submit_orders", "set_standing_orders", "chat", "offer_trade", "answer_offer", "bank_trade",
+                     "act", "pass_priority"):
+            registered = server._tool_manager.get_tool(name)  # the description the client sees
             if registered is not None:
                 registered.description = f"{(registered.description or '').rstrip()} {IDEMPOTENCY}"
+        for name, part in (("get_view", "view_doc"), ("legal_moves", "moves_doc")):
+            registered = server._tool_manager.get_tool(name)
+            games = [f"{g.title}: {getattr(g, part)}" for g in SHAPERS.values() if getattr(g, part)]
+            if registered is not None and games:
+                registered.description = f"{(registered.description or '').rstrip()} {' '.join(games)}"
 
         @server.resource("game://{game_id}/view", name="view", title="Your view now", mime_type="application/json")
         async def view_resource(game_id: str, ctx: Context) -> str:
@@ -700,5 +675,97 @@ class McpDoor:
         return {"round": now["round"], "status": now["status"], "timed_out": timed_out, "happened": happened(got)}
 
 
-__all__ = ["Guard", "McpDoor", "allowed_hosts", "compact_moves", "compact_view", "happened", "host_allowed",
-           "tool_error"]
+    # ------------------------------------------------------------------ games of turns
+    @staticmethod
+    def report(kind: str, updates: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """What a player was told, for an agent: games of rounds one record per round
+        (:func:`happened`); games of turns one entry per event, chat and game end, in order, each
+        with its seq, the events in the game's shaper's form."""
+        game = shaper(kind)
+        if not game.turns:
+            return happened(updates)
+        out: list[dict[str, Any]] = []
+        for u in updates:
+            data = u.get("data") or {}
+            if u.get("kind") == "event":
+                out.append({"seq": u["seq"], **game.event(str(u.get("event_kind", "")), data)})
+            elif u.get("kind") == "chat" and u.get("chat"):
+                c = u["chat"]
+                out.append({"seq": u["seq"], "kind": "chat", "from": c["seat"], "text": c["text"],
+                            **({"to": c["to"]} if c.get("to") is not None else {})})
+            elif u.get("kind") in ("started", "game_over"):
+                out.append({"seq": u["seq"], "kind": u["kind"], **({"outcome": data["outcome"]}
+                                                                    if "outcome" in data else {})})
+        return out
+
+    @staticmethod
+    async def read_since(api: PlayerAPI, token: str, who: Caller, since: int, upto: int,
+                         stop: Callable[[Mapping[str, Any]], bool] | None = None
+                         ) -> tuple[list[dict[str, Any]], int]:
+        """The player's own updates after seq ``since`` (the newest :data:`MAX_WAIT_UPDATES`), read
+        from its Watch stream: through seq ``upto`` (what it has been sent already: no wait), then,
+        with ``stop``, live ones until one satisfies ``stop`` (the caller bounds the wait). Answers
+        (updates, the last seq read)."""
+        since = max(0, min(since, upto))
+        last = since
+        got: list[dict[str, Any]] = []
+        if since >= upto and stop is None:
+            return got, last
+        stream = await api.watch(token, who.game_id, since)
+        try:
+            async for u in stream:
+                seq = int(u.get("seq") or 0)
+                if not seq:
+                    continue  # presence notices
+                if u.get("kind") != "resync":
+                    got.append(u)
+                    del got[:-MAX_WAIT_UPDATES]
+                last = max(last, seq)
+                if seq >= upto and (stop is None or (seq > upto and stop(u))):
+                    break
+        finally:
+            await stream.aclose()
+        return got, last
+
+    async def wait_decision(self, api: PlayerAPI, token: str, who: Caller, since_seq: int | None,
+                            timeout_s: float) -> dict[str, Any]:
+        """What ``wait_for_my_decision`` answers: at once when the caller may act now (or the game is
+        over), else when a later update says so — a step with the caller among its players, the
+        start, the game's end — or at the timeout. ``happened`` is what the caller was told after
+        ``since_seq`` (default: the call's start)."""
+        view = await api.view(token, who.game_id)
+        now = int(view["seq"])
+        since = now if since_seq is None else since_seq
+
+        def mine(v: Mapping[str, Any]) -> bool:
+            step = v.get("step") or {}
+            return v["status"] == "over" or (v["status"] == "running" and v["you"] in (step.get("players") or ()))
+
+        def decides(u: Mapping[str, Any]) -> bool:
+            if u.get("kind") in ("game_over", "started"):
+                return True
+            return u.get("kind") == "step" and who.seat in ((u.get("data") or {}).get("players") or ())
+
+        timed_out = False
+        got: list[dict[str, Any]] = []
+        last = since
+        try:
+            async with asyncio.timeout(timeout_s):
+                got, last = await self.read_since(api, token, who, since, now, None if mine(view) else decides)
+        except TimeoutError:
+            timed_out = True
+        view = await api.view(token, who.game_id)
+        if timed_out:  # what was read before the timeout is read again, without waiting
+            got, last = await self.read_since(api, token, who, since, int(view["seq"]))
+        step = compact_step(view)
+        out: dict[str, Any] = {"status": STATUS.get(str(view["status"]), str(view["status"])), "seq": last,
+                               "your_decision": bool(step and step["your_decision"]), "timed_out": timed_out,
+                               "step": step, "happened": self.report(view["game"], got)}
+        outcome = (view.get("view") or {}).get("outcome")
+        if view["status"] == "over" and outcome:
+            out["outcome"] = outcome
+        return out
+
+
+__all__ = ["Guard", "McpDoor", "allowed_hosts", "compact_step", "compact_view", "happened", "host_allowed",
+           "rules_text", "tool_error"]

@@ -29,8 +29,9 @@ from tests.e2e.helpers import WAIT_S
 pytestmark = pytest.mark.e2e
 
 TOOLS = {"rules", "get_view", "legal_moves", "submit_orders", "set_standing_orders", "chat", "offer_trade",
-         "answer_offer", "bank_trade", "wait_for_next_round"}
-MUTATING = {"submit_orders", "set_standing_orders", "chat", "offer_trade", "answer_offer", "bank_trade"}
+         "answer_offer", "bank_trade", "wait_for_next_round", "act", "pass_priority", "wait_for_my_decision"}
+MUTATING = {"submit_orders", "set_standing_orders", "chat", "offer_trade", "answer_offer", "bank_trade", "act",
+            "pass_priority"}
 AGENT_SCRIPT = Path(__file__).with_name("agent") / "salvo_agent.py"
 
 
@@ -123,7 +124,7 @@ async def test_a90_tools_are_listed_with_descriptions_and_schemas(cluster: Clust
         result = await c.call_tool("get_view", {})
         assert result.structured_content is None and len(result.content) == 1
         resources = {str(r.uri) for r in (await c.list_resources()).resources}
-        assert resources == {"game://rules/salvo", "game://rules/archipelago"}
+        assert resources == {"game://rules/salvo", "game://rules/archipelago", "game://rules/arcmage"}
         templates = {t.uri_template for t in (await c.list_resource_templates()).resource_templates}
         assert templates == {"game://{game_id}/view"}
         view = await call(c, "get_view")

@@ -167,7 +167,7 @@ async def test_a90_every_mcp_request_is_authenticated_before_the_mcp_layer(clust
                     "auth/unauthenticated", "authorization", "A90", 401), err
                 assert "tools" not in resp.text
         ok = await http.post("/mcp", json=TOOLS_LIST, headers={**ACCEPT, "authorization": f"Bearer {token}"})
-        assert ok.status_code == 200 and len(ok.json()["result"]["tools"]) == 10, ok.text
+        assert ok.status_code == 200 and len(ok.json()["result"]["tools"]) == 13, ok.text
         for header, value in (("host", "evil.example"), ("origin", "http://evil.example")):
             resp = await http.post("/mcp", json=TOOLS_LIST, headers={**ACCEPT, "authorization": f"Bearer {token}",
                                                                       header: value})
