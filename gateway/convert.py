@@ -110,7 +110,10 @@ def action_dict(req: game_pb2.ActRequest) -> dict[str, Any]:
     which = req.WhichOneof("action")
     if which is None:
         raise InvalidOrder("an action is required (e.g. chat)", field="action")
-    return {which: to_dict(getattr(req, which))}
+    member = getattr(req, which)
+    out = to_dict(member)
+    _whole_numbers(member, out)  # a Value's numbers as the engine checks them: a split [2, 1], not [2.0, 1.0]
+    return {which: out}
 
 
 SPEED_NAMES: dict[int, str] = {lobby_pb2.SPEED_UNSPECIFIED: "fast", lobby_pb2.SPEED_FAST: "fast",

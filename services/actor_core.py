@@ -14,6 +14,7 @@ from typing import Any, Protocol, Self
 
 from engine import get_game
 from engine.base import (
+    DEADLINES_KEY,
     STEP_OVER,
     TURN,
     WINDOW,
@@ -40,6 +41,7 @@ ACTIONS_PER_ROUND = 100  # the engine bounds each kind (A53); this bounds them a
 TURN_ACTIONS_PER_ROUND = 1000  # turn and window actions of one seat in one round (the journal keeps each)
 AUTOPILOT_ACTIONS = 200  # the autopilot's actions at one deadline (or for the autopilot seats) at most
 MAX_KEY_LEN = 64
+TURN_KEYS_KEPT = 512  # a turn game's idempotency keys kept across turns (the newest; per game)
 WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
 ENDED = "ended"  # the outcome's reason when an operator ended the game (the admin door)
 
@@ -111,6 +113,11 @@ def check_creation(kind: str, config: Mapping[str, Any], nickname: str, deadline
     if not 1 <= deadline_s <= MAX_DEADLINE_S:
         raise InvalidOrder(f"a round deadline is 1 s .. 7 days, not {deadline_s:g} s", field="deadline_seconds",
                            rule="A1")
+    for step_kind, seconds in dict(cfg.get(DEADLINES_KEY) or {}).items():  # a turn's, a response window's
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 1 <= seconds <= MAX_DEADLINE_S:
+            # (an infinite one would break the game at its start: no time is that deadline's)
+            raise InvalidOrder(f"a {step_kind} deadline is 1 s .. 7 days, not {str(seconds)[:20]} s",
+                               field=f"{DEADLINES_KEY}.{step_kind}", rule="A1")
     return cfg
 
 
@@ -413,7 +420,12 @@ class ActorCore:
         assert self.engine is not None
         self.round_version = self.version
         self.submissions = {}
-        self.keys = {}
+        if step_is_turn := self.engine.step(self.state).kind in (TURN, WINDOW):
+            # a turn game's round is one turn: a retried action must still find its key after the turn
+            # moved on (its version is optional), so the newest keys stay, bounded
+            self.keys = dict(list(self.keys.items())[-TURN_KEYS_KEPT:])
+        else:
+            self.keys = {}
         self.act_count = {}
         self.submit_count = {}
         self.turn_count = {}
@@ -421,7 +433,7 @@ class ActorCore:
         self._open_step(step, at_ms)
         self._push("round_opened", data={"deadline_unix_ms": self.deadline_ms})
         self.on_deadline(self.game_id, self.deadline_ms)
-        if step.kind in (TURN, WINDOW):
+        if step_is_turn:
             self._push_step()
 
     # ------------------------------------------------------------------ implemented by the parts

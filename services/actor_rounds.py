@@ -103,6 +103,10 @@ class RoundsPart(ActorCore):
                 raise RateLimited(f"at most {SUBMISSIONS_PER_ROUND} submissions per round", rule="A16",
                                   field="orders")
             if engine.step(self.state).kind != SIMULTANEOUS:
+                # a game played only by actions refuses orders under its own rule (Arcmage: M25,
+                # INVALID_ARGUMENT order/illegal, as SubmitOrdersRequest.arcmage documents)
+                if hasattr(engine, "validate"):
+                    engine.validate(self.state, seat, orders)
                 raise NotYourTurn("this step is a turn, not a round of orders: send an action", field="orders",
                                   rule="A16")
             engine.validate(self.state, seat, orders)  # names its own rule for "not your turn"

@@ -38,6 +38,7 @@ IMPLEMENTED = frozenset(k for k, d in DEFS.items() if d["implemented"] and not d
 CONFIG_KEYS = ("players", "decks", "stops", "max_rounds")
 #: ArcmageOptions' deadline fields (arcmage.proto) and the deadline kinds they set
 WIRE_DEADLINES = {"turn_seconds": TURN_DEADLINE, "response_seconds": RESPONSE_DEADLINE}
+MAX_DEADLINE_S = 7 * 24 * 3600.0  # the platform's longest deadline
 #: M25: the speeds' deadlines, seconds (``speeds``: the platform reads them for a speed)
 SPEEDS = {"fast": {TURN_DEADLINE: 120.0, RESPONSE_DEADLINE: 15.0},
           "slow": {TURN_DEADLINE: 24 * 3600.0, RESPONSE_DEADLINE: 3600.0}}
@@ -67,6 +68,9 @@ def _wire_config(config: Mapping[str, Any]) -> dict[str, Any]:
     for k, kind in WIRE_DEADLINES.items():
         if k in c:
             v = c.pop(k)
+            if v and (isinstance(v, bool) or not isinstance(v, int | float) or not 1 <= v <= MAX_DEADLINE_S):
+                raise InvalidOrder(f"{k} is 1 s .. 7 days (0: from the speed), not {str(v)[:20]}", rule="M25",
+                                   field=k)
             if v:
                 deadlines[kind] = v
     if deadlines:

@@ -160,6 +160,23 @@ async def test_a16_an_action_key_applies_once_and_survives_the_turn_it_ended() -
     assert len(store.journals[GID]) == length + 1
 
 
+async def test_a16_a_retried_action_is_a_replay_turns_later_and_after_a_reload() -> None:
+    """A turn game's round is one turn: a retry whose turn has moved on (a lost answer, a restarted
+    shard) must not be applied again — its key is still known, and is after a reload."""
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store, players=2)
+    first = await actor.action(0, ADD, key="t1-add")
+    await actor.action(1, PASS, key="t1-pass")  # seat 1's turn now
+    await actor.action(1, ADD, key="t2-add")
+    await actor.action(0, PASS, key="t2-pass")  # seat 0's turn again: two rounds later
+    assert actor.state.round == 3
+    length = len(store.journals[GID])
+    assert await actor.action(0, ADD, key="t1-add") == {**first, "replayed": True}
+    reloaded = await GameActor.load(GID, store, now_ms=clock)
+    assert await reloaded.action(1, PASS, key="t1-pass") == {"version": first["version"] + 1, "replayed": True}
+    assert len(store.journals[GID]) == length, "nothing journaled for the retries"
+
+
 async def test_a16_an_action_naming_an_older_step_is_stale() -> None:
     store, clock = MemoryJournal(), FakeClock()
     actor = await new_game(clock, store, players=2)
