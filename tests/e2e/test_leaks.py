@@ -17,7 +17,7 @@ What is captured, from the first call to the end:
    for the time of the test: the gateway's own, uvicorn's access log, the libraries'), and every
    byte the Ray node's log files (under the Ray session directory: the shards' stdout/stderr and
    core-worker logs, raylet, GCS) gained meanwhile. The shards log nothing while games go well, so
-   the test makes one shard log a line (a call of a method it lacks: "shard call … failed") and
+   the test makes one shard log a line (a call its method cannot take: "shard call … failed") and
    checks that line is read. One kind of line is left out, the client's own (see OWN_HELLO): the
    `websockets` library logs the JSON client's Watch hello, which carries the client's secret;
 3. the gateway's ``/metrics`` text with the shards' samples (a ShardCollector registered as
@@ -65,7 +65,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from archipelago.v1 import archipelago_pb2 as A
-from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
+from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2, salvo_pb2
 from client.base import BaseClient, M
 from client.bot import choose_orders
 from client.errors import ApiError
@@ -73,6 +73,9 @@ from client.grpc_client import Client as GrpcClient
 from client.views import orders_message
 from client.web_client import WebClient
 from engine import get_game
+from engine.arcmage import GAME as ARCMAGE
+from engine.arcmage.core import head
+from gateway.convert import to_json
 from gateway.metrics import ShardCollector
 from tests.conftest import Cluster
 from tests.e2e.helpers import WAIT_S, replay_journal, rpc_error
@@ -638,10 +641,8 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
             played = await play(cluster, cap, needles)
             metrics = await metrics_text(cluster)
             # The shards log nothing while games go well: make one log a line, to prove its log is read
-            # (a call of a method a shard does not have is logged there as "shard call … failed").
-            probe = f"leak_probe_{secrets.token_hex(4)}"
-            probe_pid = (await cluster.handles[0].ping.remote())["pid"]
-            assert (await cluster.handles[0].call.remote(probe))["error"]["code"] == "server/internal"
+            # (a call its method cannot take is logged there as "shard call … failed").
+            probe_pid, probe = await shard_log_probe(cluster)
             grpc_meta = []
             for who, call in cap.grpc_calls:
                 async with asyncio.timeout(WAIT_S):
@@ -712,3 +713,185 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
     checked += check_archipelago(cap, played, archipelago_journal)
     assert checked > 150, checked
 
+
+
+# ---------------------------------------------------------------------------------------------- Arcmage (M26)
+# A card id names one physical card for the whole game ("c12"). In a player's messages: as a word; in
+# log records, metric labels and spans: quoted, as any structured dump of a card would show it.
+CARD_ID = re.compile(r"(?<![A-Za-z0-9_-])c\d+(?![A-Za-z0-9_-])")
+QUOTED_CARD_ID = re.compile(r"""(?<=["'])c\d+(?=["'])""")
+ARCMAGE_TURNS = 6
+# The websockets library's DEBUG lines of the JSON client's own frames (in this, the client's, process):
+# the frames of the player's own stream, clipped — what that player received, scanned as its messages.
+OWN_FRAMES = ("websockets.client DEBUG < TEXT", "websockets.client DEBUG > TEXT")
+
+
+def arcmage_hidden(S: dict[str, Any], p: int) -> set[str]:
+    """The cards seat ``p`` may not see in engine state ``S`` (M26), from the zones themselves: every
+    other seat's hand, deck, resource piles (face down) and unbuilt cities, and its own deck (nobody
+    sees a deck's order) — but the cards its own pending decision offers it (a search, M48)."""
+    out = set(S["seats"][p]["deck"])
+    for q, s in enumerate(S["seats"]):
+        if q != p:
+            out |= {*s["hand"], *s["deck"], *s["unbuilt"], *(c for pile in s["piles"].values() for c in pile)}
+    h = head(S)
+    if h is not None and h["op"] == "decide" and h["seat"] == p:
+        offered = [x for o in h["options"] for x in (o if isinstance(o, list) else [o])]
+        out -= {x for x in offered if isinstance(x, str)}
+    return out
+
+
+def arcmage_replay(journal: list[dict[str, Any]]) -> tuple[list[Any], dict[int, list[Any]]]:
+    """The journal replayed by the engine alone: the state after each version (index 0: before any)
+    and the events each entry produced."""
+    config: dict[str, Any] = {}
+    seed = 0
+    state: Any = None
+    states: list[Any] = [None]
+    produced: dict[int, list[Any]] = {}
+    for version, e in enumerate(journal, start=1):
+        if e["op"] == "create":
+            config, seed = dict(e["config"]), int(e["seed"])
+        elif e["op"] == "join" and "config" in e:
+            config = dict(e["config"])
+        elif e["op"] == "start":
+            state = ARCMAGE.new_game(config, seed)
+        elif e["op"] == "action":
+            state, produced[version] = ARCMAGE.apply_action(state, int(e["seat"]), e["action"])
+        elif e["op"] == "act":
+            state, produced[version] = ARCMAGE.act(state, int(e["seat"]), e["action"])
+        states.append(state)
+    return states, produced
+
+
+def check_arcmage(received: list[Received], game_id: str, journal: list[dict[str, Any]]) -> int:
+    """No Arcmage player received a card id hidden from it (M26): no view names one and equals the
+    engine's view of the replayed state; no update names one that was hidden before and after the
+    entry it reports (a card going from a public zone to a hand is named as it goes), and each event
+    went to a player in its audience. Returns how many messages were checked."""
+    states, produced = arcmage_replay(journal)
+    hidden = [{p: arcmage_hidden(st.data, p) if st is not None else set() for p in (0, 1)} for st in states]
+    checked = 0
+    for r in received:
+        if not r.who.startswith("arcmage/"):
+            continue
+        seat, v = int(r.who[-1]), min(r.version, len(journal))
+        msg = r.message
+        secret = hidden[v][seat]
+        if isinstance(msg, game_pb2.Update):
+            secret = secret & hidden[v - 1][seat]
+            if msg.kind == "event":
+                allowed = [plain({"kind": ev.kind, "data": dict(ev.data)}) for ev in produced.get(msg.version, [])
+                           if ev.visible_to(seat)]
+                assert plain({"kind": msg.event_kind, "data": json_format.MessageToDict(msg.data)}) in allowed, r
+        if isinstance(msg, game_pb2.GetViewResponse) and msg.game_id == game_id and states[v] is not None:
+            engine_view = ARCMAGE.view(states[v], seat)
+            assert msg.arcmage == json_format.ParseDict(engine_view, arcmage_pb2.ArcmageView()), f"{r.who} v{v}"
+            assert set(msg.arcmage.cards) and not set(msg.arcmage.cards) & secret
+        named = set(CARD_ID.findall(r.text)) & secret
+        assert not named, f"{r.who} received hidden cards {sorted(named)} at v{v}: {r.text[:400]}"
+        checked += 1
+    return checked
+
+
+async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(cluster: Cluster, spans: Any) -> None:
+    """An Arcmage game of two (gRPC and JSON + WebSocket; every seat stops at the opponents' draw phase,
+    M40, so windows open each turn besides the stack's) played to its end by each seat's autopilot
+    choice, both seats reading their view at every step; then no hand card, deck card (its order) or
+    face-down card of another player is in any message a player received (views, updates, answers,
+    errors), and no card id at all in any log record of this process or the Ray node, in /metrics or
+    in a span. A player naming the other's hand card gets the refusal a card that does not exist gets."""
+    cap = Capture()
+    ray_logs = RayLogs()
+    spans_before = {s.context.span_id for s in spans.get_finished_spans()}
+    probes: list[str] = []
+    try:
+        with every_log_line() as log_lines:
+            p0 = cap.client(cluster, "grpc", "arcmage/0")
+            stops = [arcmage_pb2.ArcmageStops(phases=["draw"]) for _ in range(2)]
+            made = await p0.create("arcmage", seats=2, nickname="p0", deadline_seconds=600,
+                                   arcmage=arcmage_pb2.ArcmageOptions(stops=stops, max_rounds=ARCMAGE_TURNS))
+            gid = made.game_id
+            p1 = cap.client(cluster, "web", "arcmage/1")
+            await p1.join(made.code, "p1")
+            players = [p0, p1]
+            followers = [Follower(p0, gid), Follower(p1, gid)]
+            await p0.start(gid)
+            async with asyncio.timeout(120):
+                while True:
+                    views = [await p.view(gid) for p in players]
+                    if views[0].status == lobby_pb2.GAME_STATUS_OVER:
+                        break
+                    seat = views[0].step.players[0]
+                    v = views[seat]
+                    if not probes and v.step.kind == "turn" and v.arcmage.pending.phase == "play1":
+                        state = (await arcmage_state(cluster, gid, v.version)).data
+                        theirs = state["seats"][1 - seat]["hand"][0]  # the other's hand card
+                        assert theirs in arcmage_hidden(state, seat)
+                        prober = Recorder(players[seat].inner, f"probe/{seat}", cap)  # (it names the card itself)
+                        for card in (theirs, "c999"):
+                            play = arcmage_pb2.ArcmageAction(play=arcmage_pb2.ArcmagePlay(card=card))
+                            err = await rpc_error(prober.act(gid, arcmage=play, version=v.version))
+                            assert err.status == "INVALID_ARGUMENT" and err.field == "play.card", err
+                            probes.append(f"{err.code} {err.field} {err.rule} {err.message.replace(card, '<card>')}")
+                        await p0.chat(gid, "well played")
+                    action = ARCMAGE.autopilot_action(to_json(v.arcmage))
+                    await players[seat].act(gid, arcmage=json_format.ParseDict(action, arcmage_pb2.ArcmageAction()),
+                                            version=v.version)
+            for f in followers:
+                await f.end()
+            metrics = await metrics_text(cluster)
+            probe_pid, probe = await shard_log_probe(cluster)
+    finally:
+        await cap.close()
+    new_spans = [s for s in spans.get_finished_spans() if s.context.span_id not in spans_before]
+    ray_text = ray_logs.gained()
+    journal = await cluster.api.store.journal_read(gid)
+    final = arcmage_replay(journal)[0][-1]
+    every_card = set(final.data["cards"])
+
+    assert len(probes) == 2 and probes[0] == probes[1], probes  # the refusal tells nothing of where it is
+    # ---- the scanners can fail
+    theirs_at_end = sorted(arcmage_hidden(final.data, 0))[0]
+    planted = Received("arcmage/0", "synthetic", f'{{"hand": ["{theirs_at_end}"]}}', version=len(journal))
+    with pytest.raises(AssertionError, match="hidden cards"):
+        check_arcmage([planted], gid, journal)
+    assert QUOTED_CARD_ID.findall(f"shard DEBUG action {{'play': {{'card': '{theirs_at_end}'}}}}") == [theirs_at_end]
+
+    # ---- no card id in any log record, metric or span
+    sources = [(f"log line {i}", line) for i, line in enumerate(log_lines) if not line.startswith(OWN_FRAMES)]
+    sources += [(f"Ray log {name}", text) for name, text in ray_text.items()]
+    sources.append(("/metrics", metrics))
+    for fam in text_string_to_metric_families(metrics):
+        for s in fam.samples:
+            sources.append((f"metric {s.name}", " ".join(f'"{x}"' for x in (fam.name, s.name, *s.labels,
+                                                                             *s.labels.values()))))
+    sources += [(f"span {s.name}", s.to_json()) for s in new_spans]
+    assert probe in ray_text[f"worker-{probe_pid}.err"] and len(log_lines) > 50 and new_spans
+    found = [f"{sorted(set(QUOTED_CARD_ID.findall(text)) & every_card)[:5]} in {where}: {text[:300]!r}"
+             for where, text in sources if set(QUOTED_CARD_ID.findall(text)) & every_card]
+    assert not found, f"{len(found)} card ids outside the players' messages:\n" + "\n".join(found[:10])
+
+    # ---- no hidden card to any player
+    assert ARCMAGE.outcome(final) is not None and sum(e["op"] == "action" for e in journal) > 30
+    assert {r.who for r in cap.received} - {"probe/0", "probe/1"} == {"arcmage/0", "arcmage/1"}
+    checked = check_arcmage(cap.received, gid, journal)
+    assert checked > 200, checked
+
+
+async def arcmage_state(cluster: Cluster, game_id: str, version: int) -> Any:
+    """The engine state at ``version``, replayed from the journal (the test's own knowledge, never a
+    player's)."""
+    journal = await cluster.api.store.journal_read(game_id)
+    return arcmage_replay(journal[:version])[0][-1]
+
+
+async def shard_log_probe(cluster: Cluster) -> tuple[int, str]:
+    """Make a shard log a line, to prove its log is read: a call its method cannot take (an unknown
+    keyword argument, named by the probe) fails inside the shard, which logs "shard call … failed"
+    with the error. Returns the shard's pid and the probe."""
+    probe = f"leak_probe_{secrets.token_hex(4)}"
+    pid = (await cluster.handles[0].ping.remote())["pid"]
+    got = await cluster.handles[0].call.remote("whoami", "no-such-game", 0, **{probe: 1})
+    assert got["error"]["code"] == "server/internal", got
+    return int(pid), probe
