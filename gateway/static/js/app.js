@@ -1,7 +1,9 @@
 // The page: routes, home, lobby, the game shell (header, players, countdown, rejoin link, game over)
-// and the game screens of js/archipelago.js and js/salvo.js. Talks to the JSON + WebSocket door only.
+// and the game screens of the registry js/games.js (archipelago, salvo, arcmage), with no branch on a
+// game kind here. Talks to the JSON + WebSocket door only.
 import { call, randomId, Watch } from './api.js';
 import { fill, h, s } from './dom.js';
+import { GAMES, gameOf } from './games.js';
 import * as i18n from './i18n.js';
 import { seatColor } from './seats.js';
 
@@ -26,6 +28,7 @@ const seats = {
       delete all[old];
       forget(`archipelago.draft.${old}.`);
       forget(`archipelago.outbox.${old}`);
+      forget(`archipelago.screen.${old}.`); // what a game screen keeps (js/arcmage.js: its log)
     }
     localStorage.setItem('archipelago.seats', JSON.stringify(all));
   },
@@ -99,14 +102,30 @@ function homeScreen(code = '') {
   const nickname = h('input', { id: 'nickname', maxlength: 24, autocomplete: 'nickname',
     value: localStorage.getItem('archipelago.nickname') || '', required: true });
   const kind = h('select', { id: 'game-kind' },
-    h('option', { value: 'archipelago' }, t('game.archipelago')), h('option', { value: 'salvo' }, t('game.salvo')));
-  const players = h('select', { id: 'players' },
-    [2, 3, 4, 5, 6, 7, 8].map((n) => h('option', { value: n }, String(n))));
+    Object.keys(GAMES).map((k) => h('option', { value: k }, t(`game.${k}`))));
+  const players = h('select', { id: 'players' });
   const speed = h('select', { id: 'speed' },
     h('option', { value: 'SPEED_FAST' }, t('home.fast')), h('option', { value: 'SPEED_SLOW' }, t('home.slow')));
   const isPublic = h('input', { type: 'checkbox', id: 'public' });
   const playersRow = h('label', { class: 'row' }, h('span', {}, t('home.players')), players);
-  kind.addEventListener('change', () => { playersRow.hidden = kind.value === 'salvo'; });
+  // Each game's own fields (registry: createOptions / joinOptions), shown for the chosen kind.
+  const createExtras = Object.fromEntries(Object.entries(GAMES).filter(([, g]) => g.createOptions)
+    .map(([k, g]) => [k, g.createOptions(h, t)]));
+  const joinExtras = Object.fromEntries(Object.entries(GAMES).filter(([, g]) => g.joinOptions)
+    .map(([k, g]) => [k, g.joinOptions(h, t)]));
+  const createExtraBox = h('div', { class: 'game-options' }, Object.values(createExtras).map((x) => x.el));
+  function kindChanged() {
+    const [min, max] = GAMES[kind.value].seats;
+    const was = Number(players.value) || min;
+    fill(players, Array.from({ length: max - min + 1 }, (_, i) => min + i)
+      .map((n) => h('option', { value: n, selected: n === Math.min(Math.max(was, min), max) }, String(n))));
+    playersRow.hidden = min === max;
+    for (const [k, x] of Object.entries(createExtras)) x.el.hidden = k !== kind.value;
+    const speeds = GAMES[kind.value].speeds || { SPEED_FAST: 'home.fast', SPEED_SLOW: 'home.slow' };
+    for (const option of speed.options) option.textContent = t(speeds[option.value]);
+  }
+  kind.addEventListener('change', kindChanged);
+  kindChanged();
   const codeInput = h('input', { id: 'code', maxlength: 6, value: code, autocomplete: 'off',
     autocapitalize: 'characters', spellcheck: 'false', placeholder: 'ABC234' });
   // One request id per attempt until it succeeds: pressing again after a lost answer gets the
@@ -136,8 +155,9 @@ function homeScreen(code = '') {
     openButton.disabled = true;
     const game = kind.value;
     try {
-      const made = await call('Lobby/CreateGame', { game, seats: game === 'salvo' ? 2 : Number(players.value),
-        speed: speed.value, public: isPublic.checked, nickname: name, request_id: createId });
+      const made = await call('Lobby/CreateGame', { game, seats: Number(players.value),
+        speed: speed.value, public: isPublic.checked, nickname: name, request_id: createId,
+        ...(createExtras[game] ? createExtras[game].body() : {}) });
       seats.put(made.game_id, { secret: made.secret, seat: made.seat, code: made.code, game,
         invite: made.invite_link, nickname: name });
       createId = randomId();
@@ -149,14 +169,18 @@ function homeScreen(code = '') {
     }
   });
 
-  async function join(codeValue, anchor) {
+  // `game`: the kind when known (a listed public game); by code it is not, and every game's join
+  // fields apply (the server refuses another game's member, naming the field).
+  async function join(codeValue, anchor, game = '') {
     clearError(anchor);
     const name = nick(anchor);
     if (!name) return;
     anchor.disabled = true;
+    const extras = Object.entries(joinExtras).filter(([k]) => !game || k === game)
+      .reduce((acc, [, x]) => ({ ...acc, ...x.body() }), {});
     try {
       const joined = await call('Lobby/JoinGame', { code: codeValue.trim().toUpperCase(), nickname: name,
-        request_id: joinId });
+        request_id: joinId, ...extras });
       seats.put(joined.game_id, { secret: joined.secret, seat: joined.seat, code: codeValue.trim().toUpperCase(),
         game: joined.game, nickname: name });
       joinId = randomId();
@@ -179,24 +203,26 @@ function homeScreen(code = '') {
         h('h2', {}, t('home.open_title')),
         h('label', { class: 'row' }, h('span', {}, t('home.game')), kind),
         playersRow,
+        createExtraBox,
         h('label', { class: 'row' }, h('span', {}, t('home.speed')), speed),
         h('label', { class: 'row check' }, isPublic, h('span', {}, t('home.public'))),
         openButton),
       h('section', { class: 'card', id: 'join-card' },
         h('h2', {}, t('home.join_title')),
         h('label', { class: 'row' }, h('span', {}, t('home.code')), codeInput),
+        Object.values(joinExtras).map((x) => x.el),
         joinButton,
         h('h3', {}, t('home.public_games')), list)),
     mine.length ? h('section', { class: 'card' }, h('h2', {}, t('home.my_games')),
       h('ul', { class: 'plain', id: 'my-games' }, mine.map(([id, rec]) => h('li', {},
-        h('a', { href: `/game/${id}`, 'data-nav': true }, `${t(`game.${rec.game || 'salvo'}`)} · ${rec.code || id}`))))) : null);
+        h('a', { href: `/game/${id}`, 'data-nav': true }, `${rec.game ? t(`game.${rec.game}`) : ''} · ${rec.code || id}`))))) : null);
   fill(main, root);
   (code ? nickname.value ? joinButton : nickname : nickname).focus();
 
   call('Lobby/ListGames', {}).then((resp) => {
     fill(list, (resp.games || []).slice(0, 20).map((g) => {
       const button = h('button', { type: 'button', class: 'small' }, t('home.join'));
-      button.addEventListener('click', () => join(g.code, button));
+      button.addEventListener('click', () => join(g.code, button, g.game));
       return h('li', {}, `${t(`game.${g.game}`)} · ${g.host} · ${g.taken}/${g.seats} `, button);
     }));
     if (!list.children.length) fill(list, h('li', { class: 'muted' }, t('home.no_public_games')));
@@ -227,8 +253,6 @@ async function rejoinScreen() {
 }
 
 // ------------------------------------------------------------------ the game page (W2, W4, W9, W11)
-const GAME_MODULES = { archipelago: () => import('./archipelago.js'), salvo: () => import('./salvo.js') };
-
 function gameScreen(gameId) {
   const record = seats.get(gameId);
   if (!record || !record.secret) {
@@ -279,6 +303,7 @@ function gameScreen(gameId) {
   }
 
   function onUpdate(u) {
+    if (module && module.update) module.update(u); // (a screen may show updates itself, e.g. a log)
     if (u.kind === 'connected' || u.kind === 'disconnected') {
       const p = view && (view.players || []).find((x) => x.seat === u.seat);
       if (p) { p.connected = u.kind === 'connected'; renderSide(); }
@@ -420,6 +445,20 @@ function gameScreen(gameId) {
     },
     // Any other call of the player API for this game (game_id filled in), e.g. agent tokens.
     call: (rpc, body = {}) => api(rpc, body),
+    // The player's updates after `afterSeq` up to `untilSeq` (what happened while this page was
+    // closed), read on a stream of its own that then closes; [] if the server no longer has them.
+    history: (afterSeq, untilSeq) => new Promise((resolve) => {
+      const got = [];
+      let w = null;
+      const finish = (list) => { clearTimeout(timer); if (w) w.stop(); resolve(list); };
+      const timer = setTimeout(() => finish(got), 10000);
+      w = new Watch({ gameId, secret, afterSeq,
+        onUpdate: (u) => { if (Number(u.seq) > 0) got.push(u); if (Number(u.seq) >= untilSeq) finish(got); },
+        onState: (state) => { if (state === 'ended') finish(got); },
+        onResync: () => finish([]),
+        onFatal: () => finish([]) });
+      if (Number(afterSeq) >= Number(untilSeq)) finish(got); else w.start();
+    }),
     showError, clearError, doneButton, draft, refresh, copy,
   };
 
@@ -452,26 +491,33 @@ function gameScreen(gameId) {
     el.classList.toggle('urgent', secs <= 10);
   }
 
+  // A turn-based game (its step is a turn or a window) counts turns and asks the seats of the step.
+  const turnBased = () => Boolean(view.step && ['turn', 'window'].includes(view.step.kind));
+  const toAct = (seat) => Boolean(view.step && (view.step.players || []).includes(seat));
+
   function renderHeader() {
     const status = view.status;
     const roundText = status === 'GAME_STATUS_LOBBY' ? t('game.in_lobby')
-      : view.round === 0 ? t('game.round0') : t('game.round', { n: view.round });
+      : turnBased() ? (view.round === 0 ? t('game.turn0') : t('game.turn', { n: view.round }))
+        : view.round === 0 ? t('game.round0') : t('game.round', { n: view.round });
     fill(header,
       h('span', { class: 'kind' }, t(`game.${view.game}`)),
       h('span', { id: 'round' }, roundText),
       h('span', { id: 'countdown', class: 'countdown', title: t('game.deadline') }),
-      status === 'GAME_STATUS_RUNNING'
-        ? h('span', { id: 'my-status', class: view.submitted ? 'ok' : 'todo' },
-          view.submitted ? t('game.submitted') : view.expected ? t('game.waiting_for_you') : '')
-        : null);
+      status === 'GAME_STATUS_RUNNING' && turnBased()
+        ? h('span', { id: 'my-status', class: toAct(view.you) ? 'todo' : 'ok' }, toAct(view.you) ? t('game.your_move') : '')
+        : status === 'GAME_STATUS_RUNNING'
+          ? h('span', { id: 'my-status', class: view.submitted ? 'ok' : 'todo' },
+            view.submitted ? t('game.submitted') : view.expected ? t('game.waiting_for_you') : '')
+          : null);
     countdown();
   }
 
   function renderSide() {
     if (!view) return;
-    const fig = view.archipelago ? Object.fromEntries((view.archipelago.seats || []).map((x) => [x.seat, x])) : {};
+    const game = gameOf(view.game);
     const playersList = h('ul', { id: 'players', class: 'plain players' }, (view.players || []).map((p) => {
-      const f = fig[p.seat];
+      const f = game && game.figures ? game.figures(view, p.seat) : null;
       return h('li', { 'data-seat': p.seat, class: p.seat === view.you ? 'me' : '' },
         h('span', { class: 'dot', style: { background: seatColor(p.seat) } }),
         h('span', { class: 'nick' }, p.nickname),
@@ -480,10 +526,12 @@ function gameScreen(gameId) {
         p.seat === view.you ? h('span', { class: 'tag' }, t('players.you')) : null,
         h('span', { class: `conn ${p.connected ? 'on' : 'off'}`, title: p.connected ? t('players.connected') : t('players.disconnected') },
           p.connected ? t('players.connected') : t('players.disconnected')),
-        view.status === 'GAME_STATUS_RUNNING'
-          ? h('span', { class: `sub ${p.submitted ? 'on' : 'off'}` }, p.submitted ? t('players.submitted') : t('players.thinking'))
-          : null,
-        f ? h('span', { class: 'figures' }, t('players.figures', { score: f.score, total: f.resource_total })) : null);
+        view.status === 'GAME_STATUS_RUNNING' && turnBased()
+          ? (toAct(p.seat) ? h('span', { class: 'sub on' }, t('players.to_act')) : null)
+          : view.status === 'GAME_STATUS_RUNNING'
+            ? h('span', { class: `sub ${p.submitted ? 'on' : 'off'}` }, p.submitted ? t('players.submitted') : t('players.thinking'))
+            : null,
+        f ? h('span', { class: 'figures' }, t(f[0], f[1])) : null);
     }));
     const link = `${location.origin}/rejoin#${encodeURIComponent(secret)}`;
     const linkInput = h('input', { id: 'rejoin-link', readonly: true, value: link, type: 'password' });
@@ -547,7 +595,7 @@ function gameScreen(gameId) {
   }
 
   function renderOver() {
-    const outcome = (view.archipelago || view.salvo || {}).outcome;
+    const outcome = (view[view.game] || {}).outcome;
     if (view.status !== 'GAME_STATUS_OVER' || !outcome) { over.hidden = true; return; }
     over.hidden = false;
     const winners = outcome.winners || [];
@@ -572,7 +620,7 @@ function gameScreen(gameId) {
     area.hidden = false;
     if (moduleKind !== view.game) {
       moduleKind = view.game;
-      const mod = await GAME_MODULES[view.game]();
+      const mod = await GAMES[view.game].load();
       if (destroyed) return;
       module = mod.createScreen(area, ctx);
     }

@@ -2,7 +2,7 @@
 // Keys are flat ("home.open"); a value may hold {name} placeholders. Hebrew is right-to-left.
 export const LANGS = ['en', 'he'];
 const RTL = new Set(['he']);
-const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent'];
+const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage'];
 let table = {};
 let current = 'en';
 const listeners = new Set();

@@ -1,0 +1,56 @@
+// The registry of game modules: everything the shell (js/app.js) knows of a game kind. The shell has
+// no branch on a kind; a new game is one entry here plus its screen module. An entry:
+//   load()                 → the screen module, loaded on first use; it exports createScreen(el, ctx)
+//                            → {render(view), update?(u), relabel?(), destroy?()}
+//   seats: [min, max]      the numbers of players the home page offers (one value: no choice)
+//   createOptions?(h, t)   → {el, body()}: extra fields of the "Open a game" card (el: a block the
+//                            shell hides while another kind is chosen); body() is merged
+//                            into CreateGameRequest (e.g. {arcmage: {decks: [...]}})
+//   joinOptions?(h, t)     → {el, body()}: extra fields of the "Join" card, merged into
+//                            JoinGameRequest when the joined game is of this kind (or unknown)
+//   figures?(view, seat)   → [i18n key, params] | null: a short line beside a player in the side bar
+//   speeds?: {SPEED_FAST, SPEED_SLOW} → i18n keys of the speed choices (default: home.fast / home.slow)
+export const GAMES = {
+  archipelago: {
+    load: () => import('./archipelago.js'),
+    seats: [2, 8],
+    figures(view, seat) {
+      const f = ((view.archipelago && view.archipelago.seats) || []).find((x) => x.seat === seat);
+      return f ? ['players.figures', { score: f.score, total: f.resource_total }] : null;
+    },
+  },
+  salvo: {
+    load: () => import('./salvo.js'),
+    seats: [2, 2],
+  },
+  arcmage: {
+    load: () => import('./arcmage.js'),
+    seats: [2, 4],
+    speeds: { SPEED_FAST: 'arcmage.home.fast', SPEED_SLOW: 'arcmage.home.slow' }, // M25
+    createOptions(h, t) {
+      const deck = deckSelect(h, t, 'arcmage-deck', false);
+      return {
+        el: h('div', { class: 'game-option' }, h('label', { class: 'row' }, h('span', {}, t('arcmage.home.deck')), deck)),
+        body: () => ({ arcmage: { decks: [{ built_in: deck.value }] } }),
+      };
+    },
+    joinOptions(h, t) {
+      const deck = deckSelect(h, t, 'arcmage-join-deck', true);
+      return {
+        el: h('div', { class: 'game-option' }, h('label', { class: 'row' }, h('span', {}, t('arcmage.home.join_deck')), deck)),
+        body: () => (deck.value ? { arcmage: { deck: { built_in: deck.value } } } : {}),
+      };
+    },
+  },
+};
+
+// The two built-in Arcmage decks (M2), by their names as the server knows them.
+export const ARCMAGE_DECKS = ['Brothers in Arms', 'Gaian love for life'];
+
+function deckSelect(h, t, id, withDefault) {
+  return h('select', { id },
+    withDefault ? h('option', { value: '' }, t('arcmage.home.deck_default')) : null,
+    ARCMAGE_DECKS.map((name) => h('option', { value: name }, t(`arcmage.deck.${name}`))));
+}
+
+export const gameOf = (kind) => GAMES[kind] || null;
