@@ -81,7 +81,7 @@ async def test_draining_a_shard_while_bots_play_moves_its_games_and_loses_nothin
             await asyncio.sleep(0.05)  # watching the bots' progress
         drained = await small.router.drain(victim)
         at_drain = len(record.acks)
-        held = await small.router.call_shard(victim, "stats")
+        held = await small.router.shard(victim).stats()
         assert held["games"] == 0 and held["draining"] is True
         assert await small.store.deadlines(victim) == []
         made = await lobby.create("salvo", seats=2, nickname="late")  # new games go elsewhere
@@ -100,7 +100,7 @@ async def test_draining_a_shard_while_bots_play_moves_its_games_and_loses_nothin
     assert watch_gaps(record) == {}, "a Watch missed or repeated an update across the move"
     back = await small.router.activate(victim)
     assert back["state"] == "active" and (await small.store.shard_set())[victim] == "active"
-    assert (await small.router.call_shard(victim, "stats"))["draining"] is False
+    assert (await small.router.shard(victim).stats())["draining"] is False
 
 
 async def test_activating_a_new_name_adds_a_shard_and_removing_it_takes_it_out(small: Small) -> None:
@@ -111,7 +111,7 @@ async def test_activating_a_new_name_adds_a_shard_and_removing_it_takes_it_out(s
         assert added["state"] == "active"
         assert await small.store.shard_set() == {f"shard-{i}": "active" for i in range(4)}
         assert small.router.names == [f"shard-{i}" for i in range(4)]
-        assert (await small.router.call_shard("shard-3", "stats"))["name"] == "shard-3"
+        assert (await small.router.shard("shard-3").stats())["name"] == "shard-3"
         with pytest.raises(NotFound):
             await small.router.activate("not-a-shard-name")
         host = Client(small.address)

@@ -149,7 +149,7 @@ def test_every_update_kind_and_salvo_event_is_documented() -> None:
     import re
     from pathlib import Path
 
-    actor = Path("services/game_actor.py").read_text()
+    actor = "".join(p.read_text() for p in sorted(Path("services").glob("*actor*.py")))  # the actor and its parts
     api = Path("gateway/api.py").read_text()
     sent = set(re.findall(r'_push\(\s*"(\w+)"', actor)) | set(re.findall(r'"kind": "(\w+)"', actor))
     sent |= {"connected", "disconnected"} if '"connected" if connected else "disconnected"' in api else set()

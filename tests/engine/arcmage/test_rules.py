@@ -74,7 +74,8 @@ def test_m2_built_in_decks_and_custom_lists_every_problem_named():
 def test_m3_a_game_past_max_rounds_turns_is_a_draw():
     cfg = GAME.normalize_config({"players": 2})
     assert cfg["max_rounds"] == 500
-    raises(lambda: GAME.normalize_config({"players": 2, "max_rounds": 0}), InvalidOrder, "M3")
+    assert GAME.normalize_config({"players": 2, "max_rounds": 0})["max_rounds"] == 500  # 0: the default (proto)
+    raises(lambda: GAME.normalize_config({"players": 2, "max_rounds": -1}), InvalidOrder, "M3")
     s = GAME.new_game({"players": 2, "max_rounds": 2}, 8)
     for _ in range(400):
         if GAME.outcome(s) is not None:
