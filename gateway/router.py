@@ -139,17 +139,19 @@ class ShardRouter:
         if len([n for n in self.names if self.states.get(n) == "active" and n != shard]) == 0:
             raise Conflict("draining it would leave no active shard", field="shard")
         await self.store.ensure_shard_set(self.names)  # (a cluster started before shard sets had none)
+        # the games it holds now: "moved" counts those that left it, whoever's call moved each (a game
+        # called while the drain runs is moved by that call, :meth:`shard_of`)
+        had = {game_id for game_id, _ in await self.store.deadlines(shard)}
         await self.store.set_shard_state(shard, "draining")
         await self.refresh()
         await self.shard(shard).set_draining(True)
-        moved = 0
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
         while True:
             for game_id, _ in await self.store.deadlines(shard):
-                if await self._move(game_id, shard) is not None:
-                    moved += 1
+                await self._move(game_id, shard)
             held = await self.shard(shard).release()
             if not held and not await self.store.deadlines(shard):
+                moved = sum([await self.store.placement(g) not in (None, shard) for g in had])
                 return {"shard": shard, "moved": moved}
             if time.monotonic() > deadline:
                 raise Unavailable(f"shard {shard} still holds {held} game(s) in calls; drain again",
