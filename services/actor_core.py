@@ -204,7 +204,8 @@ class ActorCore:
         self.final_round = 0  # the last round played, once the game is over
         self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
         self.act_answer: dict[str, Any] = {}  # the answer of the last action applied (_apply_act)
-        self.autoplayed: frozenset[int] = frozenset()  # seats the autopilot played in the last closed round
+        # seats the autopilot played in the last closed round (a turn game: since the seat's own last action)
+        self.autoplayed: frozenset[int] = frozenset()
         self.standing: dict[int, dict[str, Any]] = {}  # seat -> normalised standing orders (A70–A74)
         # --- the step (engine.base.Step): who may act now; derived from the state at every apply ---
         self.current_step: Step | None = None  # None in the lobby

@@ -51,6 +51,8 @@ class StepsPart(ActorCore):
         self.turn_count[seat] = self.turn_count.get(seat, 0) + 1
         if e.get("auto") and before.kind == TURN and before.active == seat:
             self.overdue.add(seat)  # M25: the autopilot finishes this seat's turn, windows and all
+        if not self.seats[seat].bot:  # autopilot_played: it acted for this player since its own last action
+            self.autoplayed = self.autoplayed | {seat} if e.get("auto") else self.autoplayed - {seat}
         for ev in events:
             self._push_event(ev)
         at = int(e["at"])

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engine.base import STEP_OVER
 from engine.errors import GameOver, KeyReused, NotYourTurn, StaleVersion
 from services.game_actor import OVER, RUNNING, GameActor
 from tests.engine import toygame
@@ -204,6 +205,23 @@ async def test_m25_at_the_turn_deadline_the_autopilot_plays_and_finishes_the_tur
     assert await actor.deadline_passed()
     assert [(e["seat"], e["auto"]) for e in entries(store) if e["op"] == "action"][-1] == (0, True)
     assert step_of(actor)["kind"] == "window" and step_of(actor)["players"] == [2]  # seat 1 answered already
+
+
+async def test_m25_the_view_says_the_autopilot_played_until_the_player_acts_again() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store, players=2)
+    assert not (await actor.view(0))["autopilot_played"]
+    clock.advance(DEADLINE_S)
+    assert await actor.deadline_passed()  # seat 0's turn: the autopilot plays it
+    assert (await actor.view(0))["autopilot_played"] and not (await actor.view(1))["autopilot_played"]
+    reloaded = await GameActor.load(GID, store, now_ms=clock)
+    assert (await reloaded.view(0))["autopilot_played"], "derived from the journal"
+    while 0 not in (step := actor.current_step or STEP_OVER).players:  # seat 1 plays on: nothing changes for 0
+        await actor.action(step.players[0], ADD if step.kind == "turn" else PASS)
+        assert (await actor.view(0))["autopilot_played"] and not (await actor.view(1))["autopilot_played"]
+    step = actor.current_step or STEP_OVER
+    await actor.action(0, ADD if step.kind == "turn" else PASS)  # seat 0 acts itself again
+    assert not (await actor.view(0))["autopilot_played"]
 
 
 async def test_m25_at_a_window_deadline_every_seat_left_passes() -> None:
