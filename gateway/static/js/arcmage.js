@@ -35,6 +35,7 @@ export function createScreen(el, ctx) {
   const mine = new Set(load('mine', [])); // versions my own actions produced (from this device)
   let log = load('log', []); // [{seq, version, kind, data, names, auto, away}]
   let ack = load('ack', 0); // autopilot entries up to this seq were acknowledged
+  let playedSeen = false; // the autopilot_played notice was dismissed (it stays true until the player acts)
   let pendingClass = []; // log entries not yet known to be mine or the autopilot's
   let myDeadline = 0; // the deadline of the last step in which I was asked to act (Unix ms)
   const logged = new Set(log.map((e) => e.seq)); // the update seqs already handled
@@ -595,15 +596,20 @@ export function createScreen(el, ctx) {
 
   function renderAutopilot() {
     const autos = log.filter((e) => e.auto && e.seq > ack);
-    if (!autos.length && !view.autopilot_played) { autopilotBox.hidden = true; return; }
+    // autopilot_played stays true until the player acts itself: once dismissed, it shows again only
+    // after it has been false in between
+    if (!view.autopilot_played) playedSeen = false;
+    const played = view.autopilot_played && !playedSeen;
+    if (!autos.length && !played) { autopilotBox.hidden = true; return; }
     autopilotBox.hidden = false;
     fill(autopilotBox,
       h('strong', {}, t('arcmage.autopilot_title')),
-      view.autopilot_played ? h('p', { id: 'arc-autopilot-played' }, t('arcmage.autopilot_played')) : null,
+      played ? h('p', { id: 'arc-autopilot-played' }, t('arcmage.autopilot_played')) : null,
       h('ul', { id: 'arc-autopilot-list', class: 'plain' }, autos.slice(-8).map((e) => h('li', { 'data-kind': e.kind }, eventText(e)))),
       h('button', { type: 'button', class: 'small', id: 'arc-autopilot-ok', onclick: () => {
         ack = Math.max(ack, ...autos.map((e) => e.seq), seen);
         save('ack', ack);
+        playedSeen = true;
         update();
       } }, t('arcmage.autopilot_ok')));
   }
