@@ -436,3 +436,19 @@ def test_s3_s5_salvo_order_examples_pass_validation() -> None:
     chat = [convert.to_dict(m) for name, _, m in examples("salvo") if name == "ActRequest"]
     assert len(chat) == 1
     SALVO.act(state, 0, {"chat": chat[0]["chat"]})
+
+
+def test_a90_the_agents_rule_texts_carry_the_pages_as_they_are() -> None:
+    """gateway/agent_rules/<game>.md that carries a game's page (Arcmage's) holds it as it is now,
+    its number markers left out: ``scripts/rules_docs.py`` rewrites it, and would change nothing."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rules_docs", Path(__file__).parents[2] / "scripts" / "rules_docs.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(["--check"]) == 0, "run scripts/rules_docs.py"
+    page = (DOCS / "arcmage.md").read_text(encoding="utf-8")
+    agent = (Path(__file__).parents[2] / "gateway" / "agent_rules" / "arcmage.md").read_text(encoding="utf-8")
+    assert script.agent_copy(agent, page) == agent
+    assert script.agent_copy(agent, page + "\nA new line.\n") != agent, "a change of the page reaches the copy"
