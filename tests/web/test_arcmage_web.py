@@ -360,6 +360,7 @@ def test_m15_m16_m19_arcmage_first_turns_on_a_phone_in_hebrew_and_a_desktop(open
 def test_m53_the_page_shows_what_the_autopilot_played_while_the_player_was_away(
         open_page: OpenPage, web_server: Served, watched: Watched) -> None:
     watched.allowed.append("ListAgentTokens net::ERR_ABORTED")  # leaving the page aborts the agent panel's read
+    watched.allowed.append("GetView net::ERR_ABORTED")  # … and a view read the 1 s steps set off just then
     made = post(web_server.url, "Lobby/CreateGame", {
         "game": "arcmage", "seats": 2, "nickname": "ann",
         "arcmage": {"decks": [{"built_in": DECK}, {"built_in": DECK}], "turn_seconds": 1, "response_seconds": 1}})
