@@ -150,16 +150,25 @@ class StepsPart(ActorCore):
         its first legal action; None when it has none."""
         with metrics.AUTOPILOT.time():
             view = turns.view(self.state, seat)
-            proposals = [turns.autopilot_action(view)]
-        for action in proposals + turns.legal_actions(view)[:1]:
-            if not action:
-                continue
-            try:
-                turns.apply_action(self.state, seat, action)
-                return action
-            except GameError:
-                log.exception("autopilot action %r of seat %d refused in %s", action, seat, self.game_id)
+            action = turns.autopilot_action(view)
+        if self._accepted(turns, seat, action):
+            return action
+        # its first legal action, computed only when the autopilot's own choice failed (not on every step)
+        for first in turns.legal_actions(view)[:1]:
+            if self._accepted(turns, seat, first):
+                return first
         return None
+
+    def _accepted(self, turns: TurnGame, seat: int, action: dict[str, Any]) -> bool:
+        """The engine takes ``action`` of ``seat`` now (a refusal is logged: the autopilot erred)."""
+        if not action:
+            return False
+        try:
+            turns.apply_action(self.state, seat, action)
+            return True
+        except GameError:
+            log.exception("autopilot action %r of seat %d refused in %s", action, seat, self.game_id)
+            return False
 
     async def _autoplay(self, seats: Callable[[Step], list[int]]) -> int:
         """Autopilot actions, each journaled as an ``action`` with ``auto``, one at a time, for the
