@@ -80,6 +80,8 @@ def view_response(v: dict[str, Any]) -> game_pb2.GetViewResponse:
         players=[game_pb2.PlayerInfo(**p) for p in v["players"]])
     if v.get("step"):
         json_format.ParseDict(v["step"], resp.step)
+    for turn in v.get("autopilot_log", ()):  # {"round", "source", <kind>: orders | {"actions": [...]}}
+        json_format.ParseDict(turn, resp.autopilot_log.add())
     kind = v["game"]
     if kind in GAMES:
         for key, field in (("view", kind), ("pending", f"{kind}_pending"), ("standing", f"{kind}_standing")):

@@ -222,6 +222,8 @@ def compact_view(view: dict[str, Any]) -> dict[str, Any]:
         out.update(game.view(inner))
     if "standing" in view:
         out["standing_orders"] = view["standing"]
+    if view.get("autopilot_log"):  # what the autopilot / standing orders played for you (your own only)
+        out["autopilot_played_for_you"] = view["autopilot_log"]
     return out
 
 
@@ -385,15 +387,18 @@ class McpDoor:
         @tool(title="What you know now", structured_output=False)
         async def get_view(ctx: Context, since_seq: int | None = None) -> str:
             """Your player's view now (and nothing it may not see), as compact JSON: game, game_id,
-            status ("lobby", "running", "over"), round (0 is the setup round), you (your seat). Games
-            of rounds: seconds_left, submitted_this_round, expected_to_submit, submitted (seats), your
-            orders this round if any, standing_orders if set. Games of turns: version, seq (the number of
-            the last update you were sent), step {kind: "turn"|"window"|"over", players (the seats that may
-            act now), active (whose turn), deadline, seconds_left (then the autopilot acts for the seats
-            left), your_decision (true: you are one of players)}. Then players [{seat, nickname}],
-            connected (seats) and the game's own view. With since_seq (the seq of an earlier answer) it
-            also holds `happened`: what you were told after that seq (events [{seq, kind, …}], chat,
-            game_over), at most 200, the newest."""
+            status ("lobby", "running", "over"), round (0 is the setup round), you (your seat).
+            Games of rounds: seconds_left, submitted_this_round, expected_to_submit, submitted
+            (seats), your orders this round if any, standing_orders if set; autopilot_played_for_you
+            if the autopilot or your standing orders played for you: [{round, source ("autopilot" |
+            "standing_orders"), <game>: the orders it submitted, or (turns) {actions: [...]}}], the
+            latest 10. Games of turns: version, seq (the number of the last update you were sent),
+            step {kind: "turn"|"window"|"over", players (the seats that may act now), active (whose
+            turn), deadline, seconds_left (then the autopilot acts for the seats left),
+            your_decision (true: you are one of players)}. Then players [{seat, nickname}],
+            connected (seats) and the game's own view. With since_seq (the seq of an earlier answer)
+            it also holds `happened`: what you were told after that seq (events [{seq, kind, …}],
+            chat, game_over), at most 200, the newest."""
             async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
                 view = await api.view(token, who.game_id)
                 out = compact_view(view)

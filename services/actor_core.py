@@ -42,6 +42,8 @@ TURN_ACTIONS_PER_ROUND = 1000  # turn and window actions of one seat in one roun
 AUTOPILOT_ACTIONS = 200  # the autopilot's actions at one deadline (or for the autopilot seats) at most
 MAX_KEY_LEN = 64
 TURN_KEYS_KEPT = 512  # a turn game's idempotency keys kept across turns (the newest; per game)
+AUTOLOG_KEPT = 10  # per seat: the latest rounds (turns) the autopilot or standing orders played for it
+AUTOLOG_ACTIONS = 50  # per logged turn: the autopilot's actions kept (a turn game)
 WAIT_VERSION_S = 2.0  # how long a Watch read waits for an announced version to be applied
 ENDED = "ended"  # the outcome's reason when an operator ended the game (the admin door)
 
@@ -206,6 +208,8 @@ class ActorCore:
         self.act_answer: dict[str, Any] = {}  # the answer of the last action applied (_apply_act)
         # seats the autopilot played in the last closed round (a turn game: since the seat's own last action)
         self.autoplayed: frozenset[int] = frozenset()
+        # seat -> what the autopilot / standing orders played for it (GetViewResponse.autopilot_log)
+        self.autolog: dict[int, deque[dict[str, Any]]] = {}
         self.standing: dict[int, dict[str, Any]] = {}  # seat -> normalised standing orders (A70–A74)
         # --- the step (engine.base.Step): who may act now; derived from the state at every apply ---
         self.current_step: Step | None = None  # None in the lobby
@@ -223,7 +227,7 @@ class ActorCore:
         """Rebuild a game from its journal; NotFound if it has none."""
         entries = await store.journal_read(game_id)
         if not entries:
-            raise NotFound(f"no game {game_id}", field="game_id")
+            raise NotFound(f"no game {game_id[:40]!r}", field="game_id")
         actor = cls(game_id, store, **kwargs)
         for entry in entries:
             actor.apply(entry)
@@ -285,6 +289,25 @@ class ActorCore:
                 await asyncio.wait_for(self._applied.wait(), left)
             except TimeoutError:
                 return
+
+    def _log_auto(self, seat: int, round_: int, source: str, *, orders: dict[str, Any] | None = None,
+                  action: dict[str, Any] | None = None) -> None:
+        """Record that the autopilot (or ``seat``'s standing orders) played for a player in ``round_``:
+        a round's ``orders``, or one more ``action`` of a turn game's turn (bounded: AUTOLOG_KEPT turns,
+        AUTOLOG_ACTIONS actions each). Applied from the journal, so a restarted shard has it too."""
+        if not 0 <= seat < len(self.seats) or self.seats[seat].bot:
+            return
+        log_ = self.autolog.setdefault(seat, deque(maxlen=AUTOLOG_KEPT))
+        if action is not None:
+            last = log_[-1] if log_ else None
+            if last is None or last["round"] != round_ or last["source"] != source:
+                last = {"round": round_, "source": source, self.kind: {"actions": []}}
+                log_.append(last)
+            actions = last[self.kind]["actions"]
+            if len(actions) < AUTOLOG_ACTIONS:
+                actions.append(action)
+        else:
+            log_.append({"round": round_, "source": source, self.kind: dict(orders or {})})
 
     def _push(self, kind: str, *, round_: int | None = None, **kw: Any) -> None:
         if round_ is None:
@@ -372,7 +395,7 @@ class ActorCore:
     # ------------------------------------------------------------------ playing
     def _engine(self) -> Game:
         if self.engine is None:
-            raise NotFound(f"no game {self.game_id}", field="game_id")
+            raise NotFound(f"no game {self.game_id[:40]!r}", field="game_id")
         return self.engine
 
     def _check_key(self, seat: int, key: str, request: str) -> dict[str, Any] | None:

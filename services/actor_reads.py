@@ -40,6 +40,7 @@ class ReadsPart(ActorCore):
             and seat not in done,
             "seq": self.seq[seat] if 0 <= seat < len(self.seq) else 0,
             "autopilot_played": seat in self.autoplayed,
+            "autopilot_log": [dict(t) for t in self.autolog.get(seat, ())],
             "players": [{"seat": s.seat, "nickname": s.nickname, "submitted": s.seat in done,
                          "connected": s.seat in connected, "host": s.seat == 0, "autopilot": s.bot}
                         for s in self.seats],

@@ -68,7 +68,13 @@ class RoundsPart(ActorCore):
         assert self.engine is not None
         orders = {int(s): o for s, o in e["orders"].items()}
         closed = self.state.round
-        self.autoplayed = frozenset(s for s in orders if s not in self._done())
+        done = self._done()
+        self.autoplayed = frozenset(s for s in orders if s not in done)
+        for seat, played in orders.items():
+            if seat not in done:
+                self._log_auto(seat, closed, "autopilot", orders=played)
+            elif self.standing.get(seat) and played != self.submissions[seat].orders:
+                self._log_auto(seat, closed, "standing_orders", orders=played)
         self.state, events = rounds_of(self.engine).resolve(self.state, orders)
         self.last_events = events
         standing = standing_of(self.engine)

@@ -47,12 +47,15 @@ class StepsPart(ActorCore):
         assert self.engine is not None and self.current_step is not None
         seat = int(e["seat"])
         before = self.current_step
+        turn = self.state.round
         self.state, events = turns_of(self.engine).apply_action(self.state, seat, e["action"])
         self.turn_count[seat] = self.turn_count.get(seat, 0) + 1
         if e.get("auto") and before.kind == TURN and before.active == seat:
             self.overdue.add(seat)  # M25: the autopilot finishes this seat's turn, windows and all
         if not self.seats[seat].bot:  # autopilot_played: it acted for this player since its own last action
             self.autoplayed = self.autoplayed | {seat} if e.get("auto") else self.autoplayed - {seat}
+            if e.get("auto"):
+                self._log_auto(seat, turn, "autopilot", action=dict(e["action"]))
         for ev in events:
             self._push_event(ev)
         at = int(e["at"])

@@ -222,3 +222,9 @@ async def test_m25_a_window_with_an_absent_player_closes_at_its_deadline_with_th
         assert auto["at"] > kill_ms
     again = await t.client(t.first).view(t.game_id)
     assert again.version == len(journal) and again.step.kind == "turn"
+    # the absent seat's view (through its own door) lists what the autopilot did for it, and only its view
+    log = (await t.client(absent).view(t.game_id)).autopilot_log
+    assert {(turn.source, turn.WhichOneof("played")) for turn in log} == {("autopilot", "arcmage")}
+    assert [json_format.MessageToDict(a, preserving_proto_field_name=True) for turn in log
+            for a in turn.arcmage.actions] == [e["action"] for e in journal if e.get("auto")]
+    assert not (await t.client(present).view(t.game_id)).autopilot_log

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Callable
 
 import pytest
@@ -89,6 +90,8 @@ async def test_a17_past_the_grace_the_round_closes_and_the_autopilot_plays_the_s
     guest = await game.guest.view(game.game_id)
     assert guest.round == 1 and guest.autopilot_played, "the guest's view says the autopilot played"
     assert guest.salvo.fleet, "the autopilot placed the guest's fleet"
+    assert [(t.round, t.source) for t in guest.autopilot_log] == [(0, "autopilot")], "and what it played"
+    assert guest.autopilot_log[0].salvo.random_placement or guest.autopilot_log[0].salvo.placement
     host = await game.host.view(game.game_id)
     assert not host.autopilot_played
     assert not host.players[1].connected, "past its grace the guest is gone"
@@ -134,3 +137,5 @@ async def test_a17_a90_an_agents_calls_hold_its_seat_and_past_its_lease_the_auto
     else:
         assert guest.autopilot_played, "past the agent's lease the autopilot played the guest's round"
         assert "disconnected" in kinds and kinds.index("disconnected") < kinds.index("round_closed"), kinds
+        told = json.loads(await agent_call(cluster.http_url, token, "get_view"))["autopilot_played_for_you"]
+        assert [(t["round"], t["source"], "salvo" in t) for t in told] == [(0, "autopilot", True)], told

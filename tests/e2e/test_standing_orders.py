@@ -80,5 +80,12 @@ async def test_a70_a72_the_autopilot_follows_standing_orders_while_the_player_is
             distances.append(dist(mine[unit.id].tile, goal))
     # a full move closer every round until it is there, then it stays
     assert distances == [max(0, start - k * move) for k in range(len(distances))], distances
+    # ann's view says what the autopilot played for her, round by round (her round 0 deployment too)
+    log = (await ann.view(gid)).autopilot_log
+    assert [(t.round, t.source, t.WhichOneof("played")) for t in log] == [(r, "autopilot", "archipelago")
+                                                                          for r in range(4)]
+    walked = [any(o.unit == unit.id for o in t.archipelago.units) for t in log[1:]]
+    assert walked == [d > 0 for d in distances[:-1]], (walked, distances)
+    assert not (await bob.view(gid)).autopilot_log, "bob played his own rounds; ann's log is hers alone"
     plain = json_format.MessageToDict(shown, preserving_proto_field_name=True)
     assert plain["posture"] == "hold"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.errors import (
@@ -345,3 +347,29 @@ async def test_old_updates_are_dropped_with_a_resync() -> None:
     ups = actor.updates_since(0, 0)
     assert ups[0]["kind"] == "resync" and ups[0]["seq"] == ups[1]["seq"] - 1
     assert [u["seq"] for u in ups[1:]] == [actor.seq[0] - 1, actor.seq[0]]
+
+
+async def test_a70_the_autopilot_log_says_what_the_autopilot_played_for_that_player_only() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store)
+    store.present |= {(GID, 0), (GID, 1)}
+    await actor.submit(0, {"random_placement": True}, version=actor.version)
+    clock.advance(31)
+    assert await actor.deadline_passed()  # round 0: the autopilot places seat 1's fleet
+    log1 = (await actor.view(1))["autopilot_log"]
+    assert [(t["round"], t["source"]) for t in log1] == [(0, "autopilot")]
+    closed = [json.loads(e) for e in store.journals[GID] if json.loads(e)["op"] == "close"]
+    assert log1[0]["salvo"] == closed[0]["orders"]["1"], "what it played, as the journal holds it"
+    assert (await actor.view(0))["autopilot_log"] == [], "seat 0 played its own round and sees nothing of 1's"
+    for _ in range(40):  # nobody plays on: the autopilot plays both, until the game ends
+        if actor.status != RUNNING:
+            break
+        clock.advance(31)
+        assert await actor.deadline_passed()
+    closed = [json.loads(e) for e in store.journals[GID] if json.loads(e)["op"] == "close"]
+    assert len(closed) > 10, "enough rounds to see the bound"
+    log1 = (await actor.view(1))["autopilot_log"]
+    assert [t["round"] for t in log1] == [c["round"] for c in closed][-10:], "the latest 10, oldest first"
+    assert [t["salvo"] for t in log1] == [c["orders"]["1"] for c in closed][-10:]
+    reloaded = await GameActor.load(GID, store, now_ms=clock)
+    assert (await reloaded.view(1))["autopilot_log"] == log1, "rebuilt from the journal"

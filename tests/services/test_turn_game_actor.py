@@ -224,6 +224,21 @@ async def test_m25_the_view_says_the_autopilot_played_until_the_player_acts_agai
     assert not (await actor.view(0))["autopilot_played"]
 
 
+async def test_m25_the_autopilot_log_lists_the_actions_it_took_in_the_player_s_turn() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = await new_game(clock, store, players=2)
+    turn = actor.state.round
+    clock.advance(DEADLINE_S)
+    assert await actor.deadline_passed()  # seat 0's turn: the autopilot plays it
+    auto = [e["action"] for e in entries(store) if e["op"] == "action" and e.get("auto") and e["seat"] == 0]
+    assert auto, "the autopilot acted"
+    log0 = (await actor.view(0))["autopilot_log"]
+    assert log0 == [{"round": turn, "source": "autopilot", toygame.NAME: {"actions": auto}}], log0
+    assert (await actor.view(1))["autopilot_log"] == [], "seat 1's view holds nothing of seat 0's"
+    reloaded = await GameActor.load(GID, store, now_ms=clock)
+    assert (await reloaded.view(0))["autopilot_log"] == log0, "rebuilt from the journal"
+
+
 async def test_m25_at_a_window_deadline_every_seat_left_passes() -> None:
     store, clock = MemoryJournal(), FakeClock()
     actor = await new_game(clock, store, players=3)
