@@ -29,14 +29,29 @@ class AdminError(Exception):
 
 
 def resolve_url(flag: str | None, env: Mapping[str, str] | None = None) -> str:
-    """``--url``, else ``http://127.0.0.1:${ARCHIPELAGO_HTTP_PORT:-8080}``."""
+    """``--server`` (a URL, or HOST:PORT for ``http://HOST:PORT``), else
+    ``http://127.0.0.1:${ARCHIPELAGO_HTTP_PORT:-8080}``: the admin door is on the gateway's HTTP port."""
     env = os.environ if env is None else env
     if flag:
-        return flag.rstrip("/")
+        flag = flag.strip().rstrip("/")
+        return flag if "://" in flag else f"http://{flag}"
     port = env.get("ARCHIPELAGO_HTTP_PORT") or str(DEFAULT_HTTP_PORT)
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise SystemExit(f"ARCHIPELAGO_HTTP_PORT: expected a port number, got {port!r}")
     return f"http://127.0.0.1:{int(port)}"
+
+
+def server_flag(args: argparse.Namespace) -> str | None:
+    """``--server``, or the deprecated ``--url`` (warned about); both, if they differ, are refused."""
+    server: str | None = getattr(args, "server", None)
+    url: str | None = getattr(args, "url", None)
+    if url is None:
+        return server
+    if server is not None and server.rstrip("/") != url.rstrip("/"):
+        raise SystemExit("--url is the old name of --server: give one of them")
+    print("warning: admin --url is deprecated: use --server (as every archipelago command)", file=sys.stderr,
+          flush=True)
+    return url
 
 
 def resolve_token(token_file: str | None, env: Mapping[str, str] | None = None) -> str:
@@ -129,7 +144,8 @@ def render_game(g: dict[str, Any]) -> str:
              f"created   {when(g.get('created_unix_ms'))}"]
     outcome = g.get("outcome")
     if outcome:
-        lines.append(f"outcome   {describe_outcome(outcome)}")
+        names = {int(p["seat"]): str(p["nickname"]) for p in g.get("players", [])}
+        lines.append(f"outcome   {describe_outcome(outcome, names, str(g.get('game', '')))}")
     players = [[p["seat"], p["nickname"] + (" (host)" if p.get("host") else ""),
                 "yes" if p.get("connected") else "no",
                 "done" if p.get("submitted") else "draft" if p.get("draft") else "no",
@@ -137,11 +153,14 @@ def render_game(g: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n\n" + table(["SEAT", "NICKNAME", "CONNECTED", "SUBMITTED", "AUTOPILOT"], players)
 
 
-def describe_outcome(outcome: dict[str, Any]) -> str:
-    winners = outcome.get("winners") or []
-    who = "a draw" if outcome.get("draw") else f"seat(s) {', '.join(map(str, winners))} won" if winners \
-        else "no winner"
-    return f"{who} (reason {outcome.get('reason', '')!r})"
+def describe_outcome(outcome: dict[str, Any], names: Mapping[int, str] | None = None, kind: str = "") -> str:
+    """The outcome in words, as the players read it: "host won (every ship of the other fleet was sunk)",
+    "no winner (an operator ended the game)" (``names``: nicknames by seat, when the answer has them)."""
+    from client.bot import outcome_words
+    from client.games import GAMES, game_client
+
+    progress = game_client(kind).progress if kind in GAMES else "round"
+    return outcome_words(outcome, names or {}, progress=progress)
 
 
 def render_end(a: dict[str, Any]) -> str:
@@ -159,7 +178,7 @@ def render_action(a: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- the command
 def run(args: argparse.Namespace) -> int:
-    url = resolve_url(args.url)
+    url = resolve_url(server_flag(args))
     token = resolve_token(args.token_file)
     what: str = args.admin_command
     try:
@@ -192,11 +211,15 @@ def add_parser(sub: Any) -> None:
                        description="Operate a running cluster through a gateway's admin door (/admin/ on its "
                        "HTTP port). The token comes from env ARCHIPELAGO_ADMIN_TOKEN or --token-file.")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--url", help="the gateway's HTTP address (default http://127.0.0.1:$ARCHIPELAGO_HTTP_PORT, "
-                        "8080)")
-    common.add_argument("--token-file", help="read the operator token from this file (its first line)")
-    common.add_argument("--json", action="store_true", help="print the door's JSON answer")
-    cmds = a.add_subparsers(dest="admin_command", required=True)
+    common.add_argument("--server", metavar="URL",
+                        help="the gateway's HTTP address, where its admin door is: a URL or HOST:PORT (default "
+                        "http://127.0.0.1:$ARCHIPELAGO_HTTP_PORT, 8080; not the gRPC address the player commands "
+                        "take)")
+    common.add_argument("--url", help="deprecated: the old name of --server")
+    common.add_argument("--token-file", metavar="FILE",
+                        help=f"read the operator token from this file (its first line); default env {TOKEN_ENV}")
+    common.add_argument("--json", action="store_true", help="print the door's JSON answer instead of a table")
+    cmds = a.add_subparsers(dest="admin_command", required=True, metavar="COMMAND")
     # (no abbreviations: "--token X" must not pass as "--token-file X")
     cmds.add_parser("shards", parents=[common], allow_abbrev=False,
                     help="the shards: state, pid, games in memory, deadlines armed")
@@ -204,17 +227,17 @@ def add_parser(sub: Any) -> None:
                         help="a shard's games (in memory and in its deadline index)")
     g.add_argument("--shard", required=True, help="the shard's name (see `admin shards`)")
     one = cmds.add_parser("game", parents=[common], allow_abbrev=False, help="one game's public state and players")
-    one.add_argument("game_id")
+    one.add_argument("game_id", help="the game's id (`admin games`, or `game:` of create), not its code")
     e = cmds.add_parser("end", parents=[common], allow_abbrev=False,
-                        help="end a game now (no winner; players see reason 'ended')")
-    e.add_argument("game_id")
+                        help="end a game now (no winner; players see \"an operator ended the game\")")
+    e.add_argument("game_id", help="the game's id (`admin games`), not its code")
     e.add_argument("--reason", help="why (kept in the answer and the gateway's log; players never see it)")
     for action, text in (("drain", "move a shard's games to the others and keep new ones away"),
                          ("activate", "take a shard back into service (a new name shard-N adds one)"),
                          ("remove", "drain a shard, stop it and take it out of the cluster")):
         d = cmds.add_parser(action, parents=[common], allow_abbrev=False, help=text)
-        d.add_argument("shard")
+        d.add_argument("shard", help="the shard's name, e.g. shard-1 (see `admin shards`)")
     a.set_defaults(fn=run)
 
 
-__all__ = ["AdminError", "add_parser", "call", "resolve_token", "resolve_url", "run"]
+__all__ = ["AdminError", "add_parser", "call", "describe_outcome", "resolve_token", "resolve_url", "run", "server_flag"]

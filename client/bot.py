@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from google.protobuf import json_format
@@ -108,13 +108,59 @@ async def play_seat(client: BaseClient, game_id: str, *, log: Any = print) -> ga
             await watcher
 
 
-def describe_outcome(view: game_pb2.GetViewResponse) -> str:
-    out = view_dict(view).get("outcome") or {}
-    head = game_client(view.game).game_over_line(view) if view.game else f"game over after round {view.round}"
-    if out.get("draw"):
-        return f"{head}: draw ({out.get('reason', '')})"
-    winners = [int(w) for w in out.get("winners", [])]
+#: an outcome's reason (the engines': Salvo, Archipelago, Arcmage; the server's: an operator's end, a lobby
+#: that expired) in plain words; "{progress}" is what the game counts ("round", "turn")
+REASONS: dict[str, str] = {
+    "target": "the target score was reached",
+    "max_rounds": "the {progress} limit was reached",
+    "fleet_sunk": "every ship of the other fleet was sunk",
+    "both_fleets_sunk": "both fleets sank in the same salvo",
+    "last_player": "last player standing",
+    "all_out_at_once": "every player was out at once",
+    "ended": "an operator ended the game",
+    "expired": "nobody started the game in time",
+}
+def reason_words(reason: str, *, progress: str = "round", won: bool = False) -> str:
+    """An outcome's reason as a player reads it ("last player standing"); an unknown code with its
+    underscores as spaces. A win at the limit went to the best score (Salvo's hits, Archipelago's
+    points, S7/A67)."""
+    if reason == "max_rounds" and won:
+        return f"the best score when the {progress} limit was reached"
+    if reason in REASONS:
+        return REASONS[reason].format(progress=progress)
+    return reason.replace("_", " ")
+
+
+def names_of(seats: Sequence[int], names: Mapping[int, str]) -> str:
+    """'Alice', 'Alice and Bob', 'Alice, Bob and seat 3' (a seat without a known nickname by number)."""
+    said = [names.get(s) or f"seat {s}" for s in seats]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def outcome_words(outcome: Mapping[str, Any], names: Mapping[int, str], *, you: int | None = None,
+                  progress: str = "round") -> str:
+    """The outcome in plain words: "Alice won (last player standing) — you lose", "a draw (the turn
+    limit was reached)", "no winner (an operator ended the game)"; ``you`` (a player's seat, None for
+    an onlooker) adds whether that player won."""
+    winners = [int(w) for w in outcome.get("winners") or []]
+    reason = str(outcome.get("reason") or "")
+    why = reason_words(reason, progress=progress, won=bool(winners)) if reason else ""
+    paren = f" ({why})" if why else ""
+    if outcome.get("draw"):
+        return f"a draw{paren}"
     if not winners:  # (ended by an operator, or a lobby that expired)
-        return f"{head}: no winner ({out.get('reason', '')})"
-    me = "you win" if view.you in winners else "you lose"
-    return f"{head}: seat(s) {winners} won — {me} ({out.get('reason', '')})"
+        return f"no winner{paren}"
+    won = f"{names_of(winners, names)} {'won' if len(winners) == 1 else 'share the win'}{paren}"
+    if you is None or you < 0:
+        return won
+    return f"{won} — {'you win' if you in winners else 'you lose'}"
+
+
+def describe_outcome(view: game_pb2.GetViewResponse) -> str:
+    """The last line of a finished game: "game over after turn 12: Alice won (last player standing) —
+    you lose" (nicknames and reasons in words, never seat lists or reason codes)."""
+    out = view_dict(view).get("outcome") or {}
+    game = game_client(view.game) if view.game else None
+    head = game.game_over_line(view) if game else f"game over after round {view.round}"
+    names = {p.seat: p.nickname for p in view.players}
+    return f"{head}: " + outcome_words(out, names, you=view.you, progress=game.progress if game else "round")

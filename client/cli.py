@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
+import shlex
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -22,6 +24,102 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 DEFAULT_GRPC_PORT = 50051
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_DATA_DIR = "var"
+DIST_NAME = "archipelago-cluster"  # pyproject's [project] name
+NICKNAME_MAX = 24  # A2: 1-24 printable characters (services/actor_core.py check_nickname)
+
+
+def package_version() -> str:
+    """The installed package's version, else pyproject.toml's (a source tree run without install)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DIST_NAME)
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+
+    try:
+        pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+        return str(pyproject["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+def nickname(value: str) -> str:
+    """An argparse type: the nickname rule A2 checked before any call (the server checks it again)."""
+    if not 1 <= len(value) <= NICKNAME_MAX or not value.isprintable() or not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"a nickname is 1-{NICKNAME_MAX} printable characters, not only spaces (rule A2); got {value!r} "
+            f"({len(value)} characters)")
+    return value
+
+
+def come_back_line(code: str, *, secret_file: str | None = None, server: str | None = None) -> str:
+    """What a player leaving ``archipelago play`` reads on how to take its seat back, never the secret
+    itself: "to come back: archipelago play 7KQ2ZP --secret-file seat.txt" (or, without a file,
+    "ARCHIPELAGO_SECRET=<your secret> archipelago play 7KQ2ZP")."""
+    argv = ["play", code, *(["--server", server] if server else [])]
+    if secret_file:
+        return f"to come back: archipelago {shlex.join([*argv, '--secret-file', secret_file])}"
+    return f"to come back: ARCHIPELAGO_SECRET=<your secret> archipelago {shlex.join(argv)}"
+
+
+class SecretFile:
+    """``--save-secret FILE``: the file a new seat's secret goes to instead of the terminal. It is
+    created (mode 0600, refused if it exists: it may hold another seat's secret) before the seat is
+    taken, so that a seat is never taken whose secret cannot be kept."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self.fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise SystemExit(f"--save-secret {path}: the file exists (it may hold another seat's secret); "
+                             "give a new path") from None
+        except OSError as exc:
+            raise SystemExit(f"--save-secret {path}: {exc.strerror or exc}") from None
+        os.fchmod(self.fd, 0o600)
+
+    def write(self, secret: str) -> None:
+        assert self.fd is not None
+        os.write(self.fd, (secret + "\n").encode())
+        os.close(self.fd)
+        self.fd = None
+
+    def discard(self) -> None:
+        """No seat was taken: the empty file goes."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+
+@contextlib.contextmanager
+def secret_sink(args: argparse.Namespace) -> Iterator[SecretFile | None]:
+    """The ``--save-secret`` file of a command that takes a new seat (None without the flag); removed
+    again when no seat was taken."""
+    path = getattr(args, "save_secret", None)
+    sink = SecretFile(path) if path else None
+    try:
+        yield sink
+    finally:
+        if sink is not None:
+            sink.discard()
+
+
+def show_secret(secret: str, sink: SecretFile | None, code: str) -> None:
+    """A new seat's secret, said once: into the ``--save-secret`` file, else as the ``secret:`` line
+    (the line scripts read), with a word on stderr on what it is for."""
+    if sink is not None:
+        sink.write(secret)
+        print(f"secret saved in {sink.path} (mode 0600): {come_back_line(code, secret_file=sink.path)}", flush=True)
+        return
+    print(f"secret: {secret}", flush=True)
+    print("(the secret above is the only way back to your seat, and whoever holds it plays as you: keep it; "
+          f"{come_back_line(code)})", file=sys.stderr, flush=True)
 
 
 def resolve_server(flag: str | None, env: Mapping[str, str] | None = None) -> str:
@@ -84,16 +182,17 @@ async def _create(args: argparse.Namespace) -> int:
     from client.grpc_client import Client
 
     options = game_options(args)
-    async with Client(_server(args)) as c:
-        def create() -> Awaitable[lobby_pb2.CreateGameResponse]:
-            return c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
-                            request_id=args.request_id or "", **_speed(args.speed), **options)
+    with secret_sink(args) as sink:
+        async with Client(_server(args)) as c:
+            def create() -> Awaitable[lobby_pb2.CreateGameResponse]:
+                return c.create(args.game, seats=args.seats, nickname=args.nickname, public=args.public,
+                                request_id=args.request_id or "", **_speed(args.speed), **options)
 
-        resp = await (retry_once(create) if args.request_id else create())
-    print(f"game: {resp.game_id}")
-    print(f"code: {resp.code}")
-    print(f"invite: {resp.invite_link}")
-    print(f"secret: {resp.secret}")
+            resp = await (retry_once(create) if args.request_id else create())
+        print(f"game: {resp.game_id}")
+        print(f"code: {resp.code}")
+        print(f"invite: {resp.invite_link}", flush=True)
+        show_secret(resp.secret, sink, resp.code)
     return 0
 
 
@@ -119,9 +218,13 @@ async def join(c: BaseClient, code: str, nickname: str, request_id: str | None =
 
 
 async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | None,
-                options: Mapping[str, Message] | None = None) -> str:
-    """Become a player of the game with this code; returns the game id."""
+                options: Mapping[str, Message] | None = None, *, sink: SecretFile | None = None,
+                keep: Callable[[str, SecretFile | None, str], None] | None = None) -> str:
+    """Become a player of the game with this code; returns the game id. A new seat's secret goes to
+    ``keep`` (None: nowhere — the bot's, unless ``--save-secret``)."""
     if secret:
+        if sink is not None:
+            raise SystemExit("--save-secret: only for a new seat (this one's secret is already given)")
         who = await c.rejoin()
         if who.code != code.upper():
             raise SystemExit(f"this secret belongs to game {who.code}, not {code}")
@@ -131,8 +234,14 @@ async def _seat(c: BaseClient, code: str, secret: str | None, nickname: str | No
         print(f"playing seat {who.seat} ({who.nickname}) of game {who.code}", flush=True)
         return who.game_id
     joined = await join(c, code, nickname or f"bot-{secrets.token_hex(2)}", options=options)
-    print(f"joined seat {joined.seat} of game {code}", flush=True)
-    print(f"secret: {joined.secret}", flush=True)
+    print(f"joined seat {joined.seat} of game {code.upper()}", flush=True)
+    if sink is not None:
+        sink.write(joined.secret)
+        print(f"secret saved in {sink.path} (mode 0600)", flush=True)
+    elif keep is not None:
+        keep(joined.secret, sink, code.upper())
+    else:
+        print("(its secret is not kept: --save-secret FILE keeps it)", flush=True)
     return joined.game_id
 
 
@@ -154,12 +263,13 @@ async def _join(args: argparse.Namespace) -> int:
     from client.grpc_client import Client
 
     options = seat_options(args)
-    async with Client(_server(args)) as c:
-        joined = await join(c, args.code, args.nickname or os.environ.get("USER", "player"), args.request_id,
-                            options)
-    print(f"game: {joined.game_id}")
-    print(f"seat: {joined.seat}")
-    print(f"secret: {joined.secret}")
+    with secret_sink(args) as sink:
+        async with Client(_server(args)) as c:
+            joined = await join(c, args.code, args.nickname or os.environ.get("USER", "player"), args.request_id,
+                                options)
+        print(f"game: {joined.game_id}")
+        print(f"seat: {joined.seat}", flush=True)
+        show_secret(joined.secret, sink, args.code.upper())
     return 0
 
 
@@ -168,10 +278,11 @@ async def _bot(args: argparse.Namespace) -> int:
     from client.grpc_client import Client
 
     secret = player_secret(args)
-    async with Client(_server(args), secret) as c:
-        game_id = await _seat(c, args.code, secret, args.nickname, seat_options(args))
-        final = await play_seat(c, game_id, log=lambda m: print(m, flush=True))
-        print(describe_outcome(final), flush=True)
+    with secret_sink(args) as sink:  # (the bot never prints its secret: logs keep what it prints)
+        async with Client(_server(args), secret) as c:
+            game_id = await _seat(c, args.code, secret, args.nickname, seat_options(args), sink=sink)
+            final = await play_seat(c, game_id, log=lambda m: print(m, flush=True))
+            print(describe_outcome(final), flush=True)
     return 0
 
 
@@ -180,10 +291,11 @@ async def _play(args: argparse.Namespace) -> int:
     from client.play import play
 
     secret = player_secret(args)
-    async with Client(_server(args), secret) as c:
-        game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"),
-                              seat_options(args))
-        return await play(c, game_id)
+    with secret_sink(args) as sink:
+        async with Client(_server(args), secret) as c:
+            game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"),
+                                  seat_options(args), sink=sink, keep=show_secret)
+            return await play(c, game_id)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -197,78 +309,128 @@ def _serve(args: argparse.Namespace) -> int:
     if gateways < 1:
         print("error: --gateways must be at least 1", file=sys.stderr)
         return 2
-    asyncio.run(serve(host=args.host, grpc_port=grpc_port, http_port=http_port, shards=shards,
-                      data_dir=Path(args.data_dir), gateways=gateways))
+    host = args.host or os.environ.get("ARCHIPELAGO_HOST") or DEFAULT_HOST
+    data_dir = args.data_dir or os.environ.get("ARCHIPELAGO_DATA_DIR") or DEFAULT_DATA_DIR
+    asyncio.run(serve(host=host, grpc_port=grpc_port, http_port=http_port, shards=shards,
+                      data_dir=Path(data_dir), gateways=gateways))
     return 0
 
 
-SERVER_HELP = ("the gateway's gRPC address HOST:PORT (env ARCHIPELAGO_SERVER; default "
-               "127.0.0.1:$ARCHIPELAGO_GRPC_PORT, 50051)")
+SERVER_HELP = ("the gateway's gRPC address (default: env ARCHIPELAGO_SERVER, else "
+               "127.0.0.1:$ARCHIPELAGO_GRPC_PORT, i.e. 127.0.0.1:50051)")
+CODE_HELP = "the game's 6-character code (create prints it; an invite link ends with it: …/join/CODE)"
+NICKNAME_RULE = f"1-{NICKNAME_MAX} printable characters, unique in the game (A2)"
+SAVE_SECRET_HELP = ("write the new seat's secret to FILE (created with mode 0600; refused if FILE exists) "
+                    "instead of printing it; come back later with --secret-file FILE")
+SECRET_HELP = ("play this existing seat (its secret, printed or saved when the seat was taken); visible to "
+               "every user of the machine in ps — prefer env ARCHIPELAGO_SECRET or --secret-file")
+SECRET_FILE_HELP = "play the existing seat whose secret is the first line of FILE (as --save-secret wrote it)"
+PLAY_EPILOG = ("In the game, type `help` for its commands. Leaving (quit, Ctrl-D or Ctrl-C) keeps your seat: "
+               "run play again with your secret (--secret-file FILE or env ARCHIPELAGO_SECRET) and you are back; "
+               "within the presence grace (20 s by default, A17) the round still waits for you, past it the "
+               "autopilot plays for you meanwhile.")
+TOP_EPILOG = ("A player's secret is the only way back to its seat and whoever holds it plays as that player: "
+              "create and join print it once (or --save-secret FILE keeps it in a file); bot never prints it. "
+              "Give it to play or bot with env ARCHIPELAGO_SECRET or --secret-file FILE.")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="archipelago", description="Archipelago game cluster")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(prog="archipelago", epilog=TOP_EPILOG,
+                                description="Archipelago game cluster: run it (serve), create and join games of "
+                                "Salvo, Archipelago and Arcmage, play them in the terminal or with a bot, "
+                                "and operate the cluster (admin).")
+    p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
+                   help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("serve", help="run the cluster (local Ray, Redis, shards, gateway)")
-    s.add_argument("--grpc-port", type=int, default=0, help="gRPC port (env ARCHIPELAGO_GRPC_PORT, 50051)")
-    s.add_argument("--http-port", type=int, default=0, help="HTTP port (env ARCHIPELAGO_HTTP_PORT, 8080)")
-    s.add_argument("--host", default=os.environ.get("ARCHIPELAGO_HOST", "127.0.0.1"))
-    s.add_argument("--shards", type=int, default=0, help="GameShard actors (env ARCHIPELAGO_SHARDS, 2)")
-    s.add_argument("--gateways", type=int, default=0,
-                   help="gateway processes sharing the two ports (SO_REUSEPORT; env ARCHIPELAGO_GATEWAYS, 1)")
-    s.add_argument("--data-dir", default=os.environ.get("ARCHIPELAGO_DATA_DIR", "var"))
+    s = sub.add_parser("serve", help="run the cluster (local Ray, Redis, shards, gateway)",
+                       description="Run the cluster on this machine: a private Redis, local Ray, the game shards "
+                       "and the gateway (gRPC and HTTP). With RAY_ADDRESS and REDIS_URL set it joins those instead.")
+    s.add_argument("--grpc-port", type=int, default=0, metavar="PORT",
+                   help="gRPC port (default: env ARCHIPELAGO_GRPC_PORT, else 50051)")
+    s.add_argument("--http-port", type=int, default=0, metavar="PORT",
+                   help="HTTP port: JSON API, WebSocket, web client, /metrics (default: env ARCHIPELAGO_HTTP_PORT, "
+                   "else 8080)")
+    s.add_argument("--host", default=None,
+                   help=f"the address both ports listen on, e.g. 0.0.0.0 for every interface (default: env "
+                   f"ARCHIPELAGO_HOST, else {DEFAULT_HOST})")
+    s.add_argument("--shards", type=int, default=0, metavar="N",
+                   help="GameShard actors (default: env ARCHIPELAGO_SHARDS, else 2)")
+    s.add_argument("--gateways", type=int, default=0, metavar="N",
+                   help="gateway processes sharing the two ports (SO_REUSEPORT; default: env ARCHIPELAGO_GATEWAYS, "
+                   "else 1)")
+    s.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="where the private Redis keeps its append-only journal, locked by one server at a time "
+                   f"(default: env ARCHIPELAGO_DATA_DIR, else {DEFAULT_DATA_DIR}, relative to the current "
+                   "directory)")
     s.set_defaults(fn=_serve)
 
     from client.games import GAMES, add_args, all_clients
 
-    c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret")
-    c.add_argument("game", choices=list(GAMES))
+    c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret",
+                       description="Create a game and take its first seat (the host's: start it once every seat is "
+                       "filled, e.g. with `bot CODE --secret-file FILE`).")
+    c.add_argument("game", choices=list(GAMES), metavar="GAME", help=f"the game: {', '.join(GAMES)}")
     c.add_argument("--seats", type=int, default=2,
-                   help="; ".join(f"{g.title}: {g.seats[0]}" + (f"-{g.seats[1]}" if g.seats[1] != g.seats[0] else "")
-                                  + (f" ({g.seats_rule})" if g.seats_rule else "") for g in all_clients()))
+                   help="how many players (default 2): " + "; ".join(
+                       f"{g.title}: {g.seats[0]}" + (f"-{g.seats[1]}" if g.seats[1] != g.seats[0] else "")
+                       + (f" ({g.seats_rule})" if g.seats_rule else "") for g in all_clients()))
     add_args(c, "create_args")
-    c.add_argument("--speed", default="fast", help="fast, slow or seconds: rounds of 60 s or 8 h; Arcmage's turns "
-                   "and windows 120 s and 15 s, or 24 h and 1 h (M25)")
-    c.add_argument("--nickname", default="host")
+    c.add_argument("--speed", default="fast", help="fast (default), slow or seconds: rounds of 60 s or 8 h; Arcmage's "
+                   "turns and windows 120 s and 15 s, or 24 h and 1 h (M25)")
+    c.add_argument("--nickname", type=nickname, default="host", help=f"your name in the game: {NICKNAME_RULE}; "
+                   "default host")
     c.add_argument("--public", action="store_true", help="list the game for anyone to join")
     c.add_argument("--request-id", help="16-64 random characters, kept secret: running the same create again "
                    "with the same id returns the same game and secret (a lost reply loses nothing)")
-    c.add_argument("--server", help=SERVER_HELP)
+    c.add_argument("--save-secret", metavar="FILE", help=SAVE_SECRET_HELP)
+    c.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     c.set_defaults(fn=lambda a: asyncio.run(_create(a)))
 
     j = sub.add_parser("join", help="take a free seat of a game; prints your seat and secret (then play or bot "
-                       "with ARCHIPELAGO_SECRET)")
-    j.add_argument("code")
-    j.add_argument("--nickname")
+                       "with ARCHIPELAGO_SECRET)",
+                       description="Take a free seat of a game (before it starts) and print the seat and its "
+                       "secret; then `play` or `bot` the seat with that secret.")
+    j.add_argument("code", metavar="CODE", help=CODE_HELP)
+    j.add_argument("--nickname", type=nickname, help=f"your name in the game: {NICKNAME_RULE}; default $USER")
     j.add_argument("--request-id", help="as create's: the same id again returns the same seat and secret")
     add_args(j, "seat_args")
-    j.add_argument("--server", help=SERVER_HELP)
+    j.add_argument("--save-secret", metavar="FILE", help=SAVE_SECRET_HELP)
+    j.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     j.set_defaults(fn=lambda a: asyncio.run(_join(a)))
 
-    b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends")
-    b.add_argument("code")
-    b.add_argument("--secret", help="play this existing seat (as host: start once every seat is filled); "
-                   "visible in ps — prefer env ARCHIPELAGO_SECRET or --secret-file")
-    b.add_argument("--secret-file", help="read the seat's secret from this file (its first line)")
-    b.add_argument("--nickname")
+    b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends",
+                       description="Play a seat with the autopilot until the game ends: a free seat it joins, or "
+                       "your own seat given by its secret (the host's starts the game once every seat is filled). "
+                       "It prints its moves and the outcome, never its secret.")
+    b.add_argument("code", metavar="CODE", help=CODE_HELP)
+    b.add_argument("--secret", help=SECRET_HELP)
+    b.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)
+    b.add_argument("--nickname", type=nickname,
+                   help=f"the bot's name when it joins a free seat: {NICKNAME_RULE}; default bot-XXXX (random)")
     add_args(b, "seat_args")
-    b.add_argument("--server", help=SERVER_HELP)
+    b.add_argument("--save-secret", metavar="FILE",
+                   help="when it joins a free seat, write that seat's secret to FILE (mode 0600; refused if FILE "
+                   "exists); without it the secret is kept nowhere")
+    b.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
 
-    pl = sub.add_parser("play", help=f"play {', '.join(g.title for g in all_clients())} in the terminal")
-    pl.add_argument("code")
-    pl.add_argument("--secret", help="play this existing seat; visible in ps — prefer env ARCHIPELAGO_SECRET "
-                    "or --secret-file")
-    pl.add_argument("--secret-file", help="read the seat's secret from this file (its first line)")
-    pl.add_argument("--nickname")
+    pl = sub.add_parser("play", help=f"play {', '.join(g.title for g in all_clients())} in the terminal",
+                        description="Play a game in the terminal: a free seat you join, or your own seat given by its "
+                        "secret.", epilog=PLAY_EPILOG)
+    pl.add_argument("code", metavar="CODE", help=CODE_HELP)
+    pl.add_argument("--secret", help=SECRET_HELP)
+    pl.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)
+    pl.add_argument("--nickname", type=nickname,
+                    help=f"your name when you join a free seat: {NICKNAME_RULE}; default $USER")
     add_args(pl, "seat_args")
-    pl.add_argument("--server", help=SERVER_HELP)
+    pl.add_argument("--save-secret", metavar="FILE", help=SAVE_SECRET_HELP)
+    pl.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
 
     from client.admin import add_parser as add_admin
 
-    add_admin(sub)  # archipelago admin shards|games|game|end|drain|activate
+    add_admin(sub)  # archipelago admin shards|games|game|end|drain|activate|remove
     return p
 
 
@@ -282,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         from client.errors import ApiError
 
         if isinstance(exc, ApiError):
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {exc.said()}", file=sys.stderr)
             return 2
         raise
 

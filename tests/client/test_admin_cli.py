@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from client.admin import render_end, render_games, resolve_token, resolve_url
+from client.admin import render_end, render_game, render_games, resolve_token, resolve_url, server_flag
 from client.cli import build_parser
 
 
@@ -15,6 +15,7 @@ def test_the_url_defaults_to_the_local_http_port() -> None:
     assert resolve_url(None, {}) == "http://127.0.0.1:8080"
     assert resolve_url(None, {"ARCHIPELAGO_HTTP_PORT": "18080"}) == "http://127.0.0.1:18080"
     assert resolve_url("https://ops.example.com/", {"ARCHIPELAGO_HTTP_PORT": "18080"}) == "https://ops.example.com"
+    assert resolve_url("10.0.0.5:8080", {}) == "http://10.0.0.5:8080"  # HOST:PORT, as the other commands take
     with pytest.raises(SystemExit, match="ARCHIPELAGO_HTTP_PORT"):
         resolve_url(None, {"ARCHIPELAGO_HTTP_PORT": "http"})
 
@@ -37,11 +38,11 @@ def test_the_token_comes_from_a_file_or_the_environment_never_an_argument(tmp_pa
 
 def test_the_admin_commands_parse() -> None:
     p = build_parser()
-    end = p.parse_args(["admin", "end", "3f2a", "--reason", "spam", "--url", "http://h:1", "--json"])
-    assert (end.admin_command, end.game_id, end.reason, end.url, end.json) == \
+    end = p.parse_args(["admin", "end", "3f2a", "--reason", "spam", "--server", "http://h:1", "--json"])
+    assert (end.admin_command, end.game_id, end.reason, server_flag(end), end.json) == \
         ("end", "3f2a", "spam", "http://h:1", True)
     games = p.parse_args(["admin", "games", "--shard", "shard-1"])
-    assert (games.admin_command, games.shard, games.url, games.json) == ("games", "shard-1", None, False)
+    assert (games.admin_command, games.shard, server_flag(games), games.json) == ("games", "shard-1", None, False)
     for action in ("drain", "activate"):
         assert p.parse_args(["admin", action, "shard-0"]).shard == "shard-0"
     with pytest.raises(SystemExit):
@@ -61,4 +62,31 @@ def test_the_answers_read_as_tables() -> None:
         "g2    archipelago  lobby    —      22 h 13 min  —        1/4      no"]
     outcome = {"winners": [], "draw": False, "reason": "ended", "scores": []}
     assert render_end({"game_id": "g1", "ended": False, "outcome": outcome}) == \
-        "game g1 was already over: no winner (reason 'ended')"
+        "game g1 was already over: no winner (an operator ended the game)"
+
+
+def test_admin_takes_server_as_every_command_and_url_as_its_deprecated_name(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    p = build_parser()
+    for command in (["shards"], ["games", "--shard", "shard-0"], ["game", "g1"], ["end", "g1"], ["drain", "shard-0"],
+                    ["activate", "shard-0"], ["remove", "shard-0"]):
+        args = p.parse_args(["admin", *command, "--server", "ops.example:9000"])
+        assert resolve_url(server_flag(args)) == "http://ops.example:9000", command
+    assert capsys.readouterr().err == ""
+    old = p.parse_args(["admin", "shards", "--url", "http://h:1"])
+    assert server_flag(old) == "http://h:1"
+    assert "--url is deprecated: use --server" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="give one of them"):
+        server_flag(p.parse_args(["admin", "shards", "--url", "http://h:1", "--server", "http://other:2"]))
+
+
+def test_the_outcome_reads_in_words_with_the_players_nicknames() -> None:
+    game = {"game_id": "g1", "game": "arcmage", "status": "over", "round": 12, "journal_length": 40,
+            "summary": {"code": "ABCDEF"}, "outcome": {"winners": [1], "draw": False, "reason": "last_player"},
+            "players": [{"seat": 0, "nickname": "ann", "host": True}, {"seat": 1, "nickname": "bob"}]}
+    assert "outcome   bob won (last player standing)" in render_game(game).splitlines()
+    draw = {**game, "outcome": {"winners": [], "draw": True, "reason": "max_rounds"}}
+    assert "outcome   a draw (the turn limit was reached)" in render_game(draw).splitlines()
+    text = render_end({"game_id": "g1", "ended": True, "version": 9, "reason": "",
+                       "outcome": {"winners": [], "draw": False, "reason": "ended", "scores": []}})
+    assert text == "ended game g1 at version 9: no winner (an operator ended the game)"

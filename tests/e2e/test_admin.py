@@ -38,13 +38,13 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
             await host.start(game_id[1])
 
             monkeypatch.setenv("ARCHIPELAGO_ADMIN_TOKEN", token)  # (the commands below inherit it)
-            rc, shards = await run("admin", "shards", "--url", http)
-            assert rc == 0, shards
+            rc, shards = await run("admin", "shards", "--url", http)  # the old name of --server: still taken
+            assert rc == 0 and "--url is deprecated: use --server" in shards, shards
             assert re.search(r"^SHARD\s+STATE\s+PID\s+GAMES\s+ARMED", shards, re.M), shards
             assert re.search(r"^shard-0\s+active\s+\d+", shards, re.M) and re.search(r"^shard-1\s+active", shards, re.M)
 
             monkeypatch.delenv("ARCHIPELAGO_ADMIN_TOKEN")
-            rc, shown = await run("admin", "game", game_id[1], "--url", http, "--token-file", str(token_file))
+            rc, shown = await run("admin", "game", game_id[1], "--server", http, "--token-file", str(token_file))
             assert rc == 0, shown
             assert re.search(rf"^game\s+{game_id[1]} \(salvo, code {code[1]}, private\)$", shown, re.M), shown
             assert re.search(r"^status\s+running, round 0$", shown, re.M), shown
@@ -54,31 +54,35 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
             assert shard, shown
             assert guest.secret and secret[1] not in shown and guest.secret not in shown
 
-            rc, listed = await run("admin", "games", "--shard", shard[1], "--url", http,
+            rc, listed = await run("admin", "games", "--shard", shard[1], "--server", http,
                                    "--token-file", str(token_file))
             assert rc == 0 and re.search(rf"^{game_id[1]}\s+salvo\s+running\s+0\s+\d+ s\s+3\s+2/2\s+yes$",
                                          listed, re.M), listed
 
             async with connected(guest, game_id[1]) as stream:
-                rc, ended = await run("admin", "end", game_id[1], "--reason", reason, "--url", http,
+                rc, ended = await run("admin", "end", game_id[1], "--reason", reason, "--server", http,
                                       "--token-file", str(token_file))
                 assert rc == 0, ended
-                assert f"ended game {game_id[1]}" in ended and "no winner (reason 'ended')" in ended, ended
+                assert f"ended game {game_id[1]}" in ended and "no winner (an operator ended the game)" in ended, ended
                 async with asyncio.timeout(WAIT_S):
                     updates = await stream  # the stream ends after game_over
             assert updates[-1].kind == "game_over" and updates[-1].status == lobby_pb2.GAME_STATUS_OVER
             view = await host.view(game_id[1])
             assert view.status == lobby_pb2.GAME_STATUS_OVER and view.salvo.outcome.reason == "ended"
 
-            rc, again = await run("admin", "end", game_id[1], "--url", http, "--token-file", str(token_file))
+            rc, again = await run("admin", "end", game_id[1], "--server", http, "--token-file", str(token_file))
             assert rc == 0 and f"game {game_id[1]} was already over" in again, again
-            rc, raw = await run("admin", "game", game_id[1], "--json", "--url", http, "--token-file", str(token_file))
+            rc, over = await run("admin", "game", game_id[1], "--server", http.removeprefix("http://"),
+                                 "--token-file", str(token_file))  # (HOST:PORT, as the player commands take)
+            assert rc == 0 and re.search(r"^outcome\s+no winner \(an operator ended the game\)$", over, re.M), over
+            rc, raw = await run("admin", "game", game_id[1], "--json", "--server", http,
+                                "--token-file", str(token_file))
             assert rc == 0, raw
             assert json.loads(raw)["status"] == "over" and json.loads(raw)["outcome"]["reason"] == "ended"
 
         wrong = tmp_path / "wrong-token"
         wrong.write_text(secret[1])  # a player's secret is not the operator token
-        rc, refused = await run("admin", "shards", "--url", http, "--token-file", str(wrong))
+        rc, refused = await run("admin", "shards", "--server", http, "--token-file", str(wrong))
         assert rc == 2 and "auth/unauthenticated" in refused and "not the operator token" in refused, refused
     log = proc.stdout.read() if proc.stdout else ""  # (serve has stopped: all it wrote)
     assert f"game {game_id[1]} ended by an operator (reason: {reason!r})" in log, log[-2000:]

@@ -28,7 +28,14 @@ async def test_serve_create_and_two_bots_play_salvo_to_the_end(
     host, guest = await asyncio.gather(run("bot", code[1], "--secret", secret[1], "--server", address),
                                        run("bot", code[1], "--server", address))
     assert host[0] == 0 and guest[0] == 0, (host, guest)
-    assert "game over" in host[1] and "game over" in guest[1]
+    assert secret[1] not in host[1] + guest[1] and not re.search(r"^secret:", host[1] + guest[1], re.M)  # (logs)
+    # the last line in words: a nickname that won and why, each bot saying whether it won (S7), or a draw
+    line = re.compile(r"^game over after round \d+: (?:a draw \((?:both fleets sank in the same salvo|the round "
+                      r"limit was reached)\)|(\S+) won \((?:every ship of the other fleet was sunk|the best score "
+                      r"when the round limit was reached)\) — you (win|lose))$", re.M)
+    ends = [line.search(text) for _, text in (host, guest)]
+    assert ends[0] and ends[1], (host, guest)
+    assert ends[0][1] == ends[1][1] and (ends[0][1] is None or {ends[0][2], ends[1][2]} == {"win", "lose"}), ends
     # the operator's view: one scrape shows the gateway's and every shard's metrics
     text = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{http}/metrics", timeout=30).read().decode())
     closed = [line for line in text.splitlines() if line.startswith("archipelago_rounds_closed_total{")]
