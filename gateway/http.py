@@ -22,6 +22,7 @@ from gateway import admin, errors, web, webclient
 from gateway.api import PlayerAPI
 from gateway.limits import PEER
 from gateway.mcp_door import McpDoor
+from gateway.security import SecurityHeaders, not_found
 
 HEALTH_TIMEOUT_S = 3.0
 HEADER_TIMEOUT_S = 10.0  # a connection must send a request's headers within this
@@ -264,7 +265,9 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
                          Route("/metrics", metrics)]
     routes += web.routes() + webclient.routes() + door.routes
     routes += admin.routes(api, admin.token_from_env() if admin_token is None else admin_token)
-    app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress)])
+    # every HTTP answer carries the security headers; an unknown path gets the not-found page (gateway.security)
+    app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress), Middleware(SecurityHeaders)],
+                    exception_handlers={404: not_found})
     return app
 
 

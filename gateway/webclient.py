@@ -3,7 +3,8 @@ rule tables it draws from (made from the engine, so the client never repeats a r
 
 Client paths: ``/`` (home), ``/join/{code}`` (an invite link: home with the code filled in; a
 non-browser gets a line of text saying how to join), ``/game/{game_id}`` (lobby, game, game over),
-``/rejoin`` (a personal rejoin link: the secret is in the URL's fragment, which browsers never send).
+``/rejoin`` (a personal rejoin link: the secret is in the URL's fragment, which browsers never send);
+``/rules/{game}`` is a game's rules page (:mod:`gateway.rules_page`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from gateway import rules_page
+
 STATIC = Path(__file__).with_name("static")
 # The shell may change with every release; its modules are revalidated (ETag) on each load.
 _NO_STORE = {"cache-control": "no-cache"}
@@ -27,7 +30,7 @@ def archipelago_rules() -> dict[str, Any]:
     from engine.archipelago import economy, orders, standing
     from engine.archipelago.units import RESOURCES, STARTING_UNITS, TARGETS, UNIT_TYPES, WARSHIPS
 
-    units = [{"id": t.id, "name": t.name, "domain": t.domain, "strength": t.strength, "move": t.move,
+    units = [{"id": t.id, "name": t.name, "rank": t.rank, "domain": t.domain, "strength": t.strength, "move": t.move,
               "sight": t.sight, "cost": t.cost, "capacity": t.capacity, "limit": t.limit,
               "buildable": t.buildable, "warship": t.id in WARSHIPS}
              for t in UNIT_TYPES.values()]
@@ -60,7 +63,7 @@ def routes() -> list[Any]:
 
     return [Route("/", page), Route("/game/{game_id}", page), Route("/rejoin", page),
             Route("/join/{code}", join), Route("/client/archipelago.json", rules_json),
-            Mount("/static", StaticFiles(directory=STATIC), name="static")]
+            *rules_page.routes(), Mount("/static", StaticFiles(directory=STATIC), name="static")]
 
 
 __all__ = ["STATIC", "archipelago_rules", "routes"]

@@ -120,7 +120,7 @@ def default_layout(board: Board, seat: int) -> list[tuple[str, Tile]]:
     """A15: (type, tile) for the starting units of A13 in a deterministic default layout.
 
     Flag on the home tile farthest from the sea (ties: A28 order from the base), the land mine on
-    the first free neighbour of the flag (N, E, S, W), Samal then the Turais on the free tiles
+    the first free neighbour of the flag (N, E, S, W), the Sergeant then the Privates on the free tiles
     nearest the base (A28), the Dvora on the first sea neighbour of the base."""
     base = board.bases[seat]
     home = list(board.home_island(seat).tiles)

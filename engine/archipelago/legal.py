@@ -46,6 +46,7 @@ from engine.archipelago.economy import BANK_RATE, PORT_RATE
 from engine.archipelago.orders import OUTPOST_COST, REVEAL_RANGE, STRIKE_COST, STRIKE_RANGE
 from engine.archipelago.randplay import BUILDABLE, DIRS, ViewMap, _passable
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
+from engine.archipelago.words import echo
 from engine.errors import InvalidOrder, NotFound
 
 Tile = tuple[int, int]
@@ -207,7 +208,7 @@ def _selected(vm: ViewMap, unit: str | None) -> list[str]:
     if not isinstance(unit, str) or not unit:
         raise InvalidOrder("must be a unit id (string)", field="unit")
     if unit not in vm.own:
-        raise NotFound(f"unit {unit[:40]}: no such unit of yours in your view", field="unit")
+        raise NotFound(f"no unit of yours in your view is called {echo(unit)}", field="unit")
     return [unit]
 
 

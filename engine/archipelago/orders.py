@@ -25,6 +25,7 @@ from engine.archipelago.board import DELTA, Tile, dist, parse_tile, step
 from engine.archipelago.fog import sees_unit, visible_tiles, watch_tiles
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import LAND, RESOURCES, SEA, UNIT_TYPES
+from engine.archipelago.words import at, echo, enemy, own, type_name
 from engine.errors import GameError, GameOver, IllegalOrder, InvalidOrder
 
 ACTIONS = ("outpost", "bombard", "strike", "reveal")
@@ -61,7 +62,7 @@ def _own_unit(state: State, player: int, uid: Any, fld: str) -> Unit:
         raise InvalidOrder("must be a unit id (string)", field=fld)
     u = state.units.get(uid)
     if u is None or u.owner != player:
-        raise IllegalOrder(f"unit {uid}: no such unit of yours", rule="A18", field=fld)
+        raise IllegalOrder(f"no unit of yours is called {echo(uid)}", rule="A18", field=fld)
     return u
 
 
@@ -165,6 +166,27 @@ def _carrier_on(state: State, player: int, t: Tile) -> Unit | None:
     return None
 
 
+def unreachable(state: State, player: int, u: Unit, dest: Tile) -> str:
+    """Why :func:`plan_path` found no way to ``dest``, in the player's words (what it knows of the
+    terrain only: an unexplored tile is just that)."""
+    b = state.board
+    ut = UNIT_TYPES[u.type]
+    if not b.in_bounds(dest):
+        return f"{at(dest)} is off the board"
+    w = b.width
+    if not state.pstates[player].explored >> (dest[1] * w + dest[0]) & 1:
+        return (f"{at(dest)} is not explored yet — a destination must be reachable over explored terrain to be "
+                "planned; steps sent as a path are checked against the terrain at the resolution instead (A20)")
+    if ut.is_flag and not b.is_home_of(dest, u.owner):
+        return f"a flag moves only on its home island, and {at(dest)} is not on it"
+    if ut.domain == LAND and ut.id != "navcommando" and dest not in b.land and _carrier_on(state, player, dest) is None:
+        return f"a land unit cannot go to sea: {at(dest)} is sea"
+    if ut.domain == SEA and dest in b.land:
+        return f"a ship cannot go on land: {at(dest)} is land"
+    return (f"no path over explored terrain to {at(dest)} — a destination must be reachable to be planned; steps "
+            "sent as a path are checked against the terrain at the resolution instead (A20)")
+
+
 def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict: bool) -> Parsed:
     """Check and normalise ``orders`` (see module docstring)."""
     if strict:
@@ -254,16 +276,16 @@ def _parse_deploy(state: State, player: int, ent: Any, f: str, out: Parsed) -> N
     ut = UNIT_TYPES[u.type]
     if ut.domain == LAND:
         if not b.is_home_of(t, player):
-            raise IllegalOrder(f"unit {u.id}: land units deploy on your home island", rule="A14",
-                               field=f + ".tile")
+            raise IllegalOrder(f"{own(state, u)}: land units deploy on your home island, and {at(t)} is not on it",
+                               rule="A14", field=f + ".tile")
     elif ut.domain == SEA:
         if not b.is_sea(t) or not any(b.is_home_of(n, player) for n in b.neighbours(t)):
-            raise IllegalOrder(f"unit {u.id}: ships deploy on sea next to your home island", rule="A14",
-                               field=f + ".tile")
+            raise IllegalOrder(f"{own(state, u)}: ships deploy on sea next to your home island, and {at(t)} is not "
+                               "such a tile", rule="A14", field=f + ".tile")
     else:
         if not b.is_home_of(t, player):
-            raise IllegalOrder(f"unit {u.id}: aircraft deploy on your home island", rule="A14",
-                               field=f + ".tile")
+            raise IllegalOrder(f"{own(state, u)}: aircraft deploy on your home island, and {at(t)} is not on it",
+                               rule="A14", field=f + ".tile")
     out.deploy.append((u.id, t))
 
 
@@ -283,36 +305,40 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
     u = _own_unit(state, player, ent.get("unit"), f + ".unit")
     if u.id in out.moves or u.id in out.actions:
         if strict:
-            raise IllegalOrder(f"unit {u.id}: at most one order per unit", rule="A18", field=f + ".unit")
+            raise IllegalOrder(f"{own(state, u)} has an order already: at most one order per unit", rule="A18",
+                               field=f + ".unit")
         return
     kinds = [k for k in ("path", "to", "action") if k in ent]
     if len(kinds) != 1:
-        raise InvalidOrder(f"unit {u.id}: give exactly one of path, to, action", field=f)
+        raise InvalidOrder(f"{own(state, u)}: give exactly one of path, to, action", field=f)
     ut = UNIT_TYPES[u.type]
     kind = kinds[0]
     if strict and ut.is_flag and u.carrier is not None and kind != "action":
-        raise IllegalOrder(f"unit {u.id}: your flag is carried by an enemy", rule="A61", field=f"{f}.{kind}")
+        raise IllegalOrder(f"{own(state, u)} is carried by an enemy: it cannot move", rule="A61",
+                           field=f"{f}.{kind}")
     if kind != "action" and "target" in ent:
-        raise InvalidOrder(f"unit {u.id}: target belongs to an action", field=f + ".target")
+        raise InvalidOrder(f"{own(state, u)}: a target belongs to an action", field=f + ".target")
     if kind == "path":
         path = ent["path"]
         if not isinstance(path, list):
-            raise InvalidOrder(f"unit {u.id}: path is a list of N, E, S, W", field=f + ".path")
+            raise InvalidOrder(f"{own(state, u)}: a path is a list of N, E, S, W", field=f + ".path")
         for k, d in enumerate(path):
             if d not in DELTA:
-                raise InvalidOrder(f"unit {u.id}: step {d!r} is not one of N, E, S, W",
+                raise InvalidOrder(f"{own(state, u)}: step {str(d)[:20]!r} is not one of N, E, S, W",
                                    field=f"{f}.path[{k}]")
         if strict:
             if ut.move == 0 and path:
-                raise IllegalOrder(f"unit {u.id}: a {ut.name} never moves", rule="A91", field=f + ".path")
+                raise IllegalOrder(f"{own(state, u)} never moves", rule="A91", field=f + ".path")
             if len(path) > ut.move:
-                raise IllegalOrder(f"unit {u.id}: path of {len(path)} steps, move is {ut.move}",
+                tiles = "tile" if ut.move == 1 else "tiles"
+                raise IllegalOrder(f"{own(state, u)} moves at most {ut.move} {tiles} a round; "
+                                   f"the path has {len(path)} steps",
                                    rule="A18", field=f"{f}.path[{ut.move}]")
             t = u.tile
             for k, d in enumerate(path):
                 t = step(t, d)
                 if not state.board.in_bounds(t):
-                    raise IllegalOrder(f"unit {u.id}: step {k + 1} leaves the board", rule="A91",
+                    raise IllegalOrder(f"{own(state, u)}: step {k + 1} of the path leaves the board", rule="A91",
                                        field=f"{f}.path[{k}]")
         steps = [str(d) for d in path[: ut.move]]
         if steps:
@@ -321,28 +347,27 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
     if kind == "to":
         dest = _tile(ent["to"], f + ".to", "a destination")
         if ut.move == 0:
-            raise IllegalOrder(f"unit {u.id}: a {ut.name} never moves", rule="A91", field=f + ".to")
+            raise IllegalOrder(f"{own(state, u)} never moves", rule="A91", field=f + ".to")
         planned = plan_path(state, player, u, dest)
         if planned is None:
-            raise IllegalOrder(f"unit {u.id}: no path over explored terrain to ({dest[0]}, {dest[1]}) — a destination "
-                               "must be reachable to be planned; steps sent as a path are checked against the "
-                               "terrain at the resolution instead (A20)", rule="A18", field=f + ".to")
+            raise IllegalOrder(f"{own(state, u)}: {unreachable(state, player, u, dest)}", rule="A18",
+                               field=f + ".to")
         if planned[: ut.move]:
             out.moves[u.id] = planned[: ut.move]
         return
     action = ent["action"]
     if action not in ACTIONS:
-        raise InvalidOrder(f"unit {u.id}: action must be one of {', '.join(ACTIONS)}", field=f + ".action")
+        raise InvalidOrder(f"{own(state, u)}: an action is one of {', '.join(ACTIONS)}", field=f + ".action")
     target = ent.get("target")
     if action == "outpost":
         if target is not None:
-            raise InvalidOrder(f"unit {u.id}: an outpost has no target", field=f + ".target")
+            raise InvalidOrder(f"{own(state, u)}: an outpost has no target", field=f + ".target")
         if strict:
             _check_outpost(state, player, u, f)
         out.actions[u.id] = ("outpost", None)
         return
     if not isinstance(target, str) or not target:
-        raise InvalidOrder(f"unit {u.id}: {action} needs a target unit id", field=f + ".target")
+        raise InvalidOrder(f"{own(state, u)}: {action} needs a target (an enemy unit's id)", field=f + ".target")
     if strict:
         _check_targeted(state, player, u, str(action), target, f, sight)
     out.actions[u.id] = (str(action), target)
@@ -351,47 +376,50 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
 def _check_outpost(state: State, player: int, u: Unit, f: str) -> None:
     ut = UNIT_TYPES[u.type]
     if ut.domain != LAND or ut.is_mine or ut.is_flag:
-        raise IllegalOrder(f"unit {u.id}: only a land unit (not a mine or flag) founds an outpost",
+        raise IllegalOrder(f"{own(state, u)}: only a land unit (not a mine or flag) founds an outpost",
                            rule="A36", field=f + ".action")
     if u.carrier is not None or u.tile not in state.board.land:
-        raise IllegalOrder(f"unit {u.id}: an outpost needs the unit on land", rule="A36", field=f + ".action")
+        raise IllegalOrder(f"{own(state, u)}: an outpost needs the unit on land", rule="A36", field=f + ".action")
     if state.board.is_home_of(u.tile, player):
-        raise IllegalOrder(f"unit {u.id}: no outposts on your own home island", rule="A36",
+        raise IllegalOrder(f"{own(state, u)}: no outposts on your own home island", rule="A36",
                            field=f + ".action")
     if u.tile in state.outposts:
-        raise IllegalOrder(f"unit {u.id}: this tile already has an outpost", rule="A36", field=f + ".action")
+        raise IllegalOrder(f"{own(state, u)}: its tile already has an outpost", rule="A36", field=f + ".action")
 
 
 def _check_targeted(state: State, player: int, u: Unit, action: str, target: str, f: str,
                     sight: Any) -> None:
     ut = UNIT_TYPES[u.type]
     if u.carrier is not None:
-        raise IllegalOrder(f"unit {u.id}: cargo takes no action", rule="A24", field=f + ".action")
+        raise IllegalOrder(f"{own(state, u)}: cargo takes no action", rule="A24", field=f + ".action")
     vis, watch = sight()
     tu = state.units.get(target)
     if tu is None or tu.owner == player or not sees_unit(state, player, tu, vis, watch):
-        raise IllegalOrder(f"unit {u.id}: no visible enemy unit {target}", rule=_RULE[action],
+        raise IllegalOrder(f"{own(state, u)}: no enemy unit you see now is called {echo(target)}", rule=_RULE[action],
                            field=f + ".target")
     if action == "reveal":
         if ut.id != "spy":
-            raise IllegalOrder(f"unit {u.id}: only a spy reveals ranks", rule="A39", field=f + ".action")
+            raise IllegalOrder(f"{own(state, u)}: only a spy reveals ranks", rule="A39", field=f + ".action")
         if dist(u.tile, tu.tile) > REVEAL_RANGE:
-            raise IllegalOrder(f"unit {u.id}: target {target} is beyond distance 2", rule="A39",
+            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is beyond distance {REVEAL_RANGE}",
+                               rule="A39",
                                field=f + ".target")
     elif action == "bombard":
         if not ut.is_warship:
-            raise IllegalOrder(f"unit {u.id}: only a warship bombards", rule="A37", field=f + ".action")
+            raise IllegalOrder(f"{own(state, u)}: only a warship bombards", rule="A37", field=f + ".action")
         if dist(u.tile, tu.tile) != 1 or tu.tile not in state.board.land:
-            raise IllegalOrder(f"unit {u.id}: target {target} is not on an adjacent land tile",
+            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is not on an adjacent land tile",
                                rule="A37", field=f + ".target")
         if UNIT_TYPES[tu.type].domain == "air":
-            raise IllegalOrder(f"unit {u.id}: target {target} is an aircraft, not a land unit", rule="A37",
+            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is an aircraft, not a land unit",
+                               rule="A37",
                                field=f + ".target")
     elif action == "strike":
         if ut.id != "fighter":
-            raise IllegalOrder(f"unit {u.id}: only a fighter strikes", rule="A38", field=f + ".action")
+            raise IllegalOrder(f"{own(state, u)}: only a fighter strikes", rule="A38", field=f + ".action")
         if dist(u.tile, tu.tile) > STRIKE_RANGE:
-            raise IllegalOrder(f"unit {u.id}: target {target} is beyond distance 5", rule="A38",
+            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is beyond distance {STRIKE_RANGE}",
+                               rule="A38",
                                field=f + ".target")
 
 
@@ -408,7 +436,7 @@ def _check_carriers(state: State, player: int, out: Parsed, units: list[Any]) ->
         u = state.units[uid]
         f = f"units[{index.get(uid, 0)}]"
         if u.carrier is not None and u.carrier in out.moves:
-            raise IllegalOrder(f"unit {uid}: cargo cannot step while its carrier {u.carrier} moves",
+            raise IllegalOrder(f"{own(state, u)}: cargo cannot step while its carrier moves",
                                rule="A24", field=f + ".path[0]")
         ut = UNIT_TYPES[u.type]
         if ut.domain != LAND or ut.is_flag:
@@ -419,7 +447,8 @@ def _check_carriers(state: State, player: int, out: Parsed, units: list[Any]) ->
             c = _carrier_on(state, player, t)
             if c is not None and c.id != u.carrier:
                 if c.id in out.moves:
-                    raise IllegalOrder(f"unit {uid}: boarding {c.id} needs it to have no move order",
+                    raise IllegalOrder(f"{own(state, u)}: boarding your {type_name(c.type)} at {at(c.tile)} "
+                                       "needs it to have no move order",
                                        rule="A24", field=f"{f}.path[{k}]")
                 break
 
@@ -476,7 +505,8 @@ def _check_build(state: State, player: int, b: Build, f: str, out: Parsed, sight
         have = sum(1 for u in state.units.values() if u.owner == player and u.type == b.type)
         have += sum(1 for x in out.builds if x.type == b.type)
         if have >= ut.limit:
-            raise IllegalOrder(f"at most {ut.limit} {ut.name} per player", rule="A42", field=f + ".type")
+            raise IllegalOrder(f"at most {ut.limit} {ut.name} per player, and you have {have} (living or being built)",
+                               rule="A42", field=f + ".type")
     if ut.is_mine:
         assert b.tile is not None
         t = b.tile
@@ -495,6 +525,6 @@ def _check_build(state: State, player: int, b: Build, f: str, out: Parsed, sight
     if b.type == "raft":
         s = state.units.get(b.ship or "")
         if s is None or s.owner != player or not UNIT_TYPES[s.type].is_ship or s.type == "raft":
-            raise IllegalOrder(f"no ship {b.ship} of yours", rule="A33", field=f + ".ship")
+            raise IllegalOrder(f"no ship of yours is called {echo(b.ship)}", rule="A33", field=f + ".ship")
         if s.raft or any(x.ship == s.id for x in out.builds):
-            raise IllegalOrder(f"ship {s.id} already has a raft", rule="A33", field=f + ".ship")
+            raise IllegalOrder(f"{own(state, s)} already has a raft", rule="A33", field=f + ".ship")

@@ -26,7 +26,7 @@ _SEED = 1
 
 
 def unit_label(type_id: str) -> str:
-    """``"Turai (rank1)"``: a unit's name and id."""
+    """``"Private (rank1)"``: a unit's name and id."""
     return f"{UNIT_TYPES[type_id].name} ({type_id})"
 
 
@@ -38,7 +38,8 @@ def _units() -> str:
     rows = []
     for t in UNIT_TYPES.values():
         cost = counted(t.cost, RESOURCES) if t.buildable else "not buildable"
-        rows.append((t.name, f"`{t.id}`", t.domain, _strength(t), t.move, t.sight, cost,
+        name = f"{t.name} ({t.rank})" if t.rank else t.name  # a rank: its Hebrew rank beside the English name
+        rows.append((name, f"`{t.id}`", t.domain, _strength(t), t.move, t.sight, cost,
                      t.capacity or "–", t.limit if t.limit is not None else "–"))
     return table(("unit", "id", "domain", "strength", "move", "sight", "cost", "carries", "at most"), rows)
 

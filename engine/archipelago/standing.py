@@ -54,7 +54,7 @@ affordable whatever happens to the ones before it.  The services apply them in o
 was built, so the design is: each round the autopilot takes the queue's entries from the front, in
 order, into its ``builds`` while they are affordable together (after outposts and strikes); the
 first unaffordable entry stops it (it waits: "in order").  An entry that cannot be built at all this
-round as far as the view shows — a unit limit reached (A42: Rav-Aluf, Sa'ar 6), a mine tile not
+round as far as the view shows — a unit limit reached (A42: General, Sa'ar 6), a mine tile not
 controlled or not empty, a raft whose ship is gone or has one, no free tile on the home island (land
 units, aircraft) or next to the base (ships) after the round's moves — is passed over and stays
 queued.  After the round the services call :func:`standing_after_round` (``GAME.
@@ -96,6 +96,7 @@ from engine.archipelago.randplay import ViewMap, _passable, _reachable
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
 from engine.archipelago.view import view as player_view
+from engine.archipelago.words import at, echo, own_unit
 from engine.errors import GameError, IllegalOrder, InvalidOrder
 
 POSTURES: tuple[str, ...] = ("hold", "defensive", "balanced", "aggressive")
@@ -188,12 +189,12 @@ def _unit_entry(ent: Any, f: str) -> dict[str, Any]:
     given = [k for k in ("tile", "target", "waypoints") if e.get(k) is not None]
     for k in given:
         if k not in may:
-            raise InvalidOrder(f"unit {uid}: a {kind} order takes no {k}", field=f"{f}.{k}")
+            raise InvalidOrder(f"a {kind} order takes no {k}", field=f"{f}.{k}")
     for k in need:
         if k not in given:
-            raise InvalidOrder(f"unit {uid}: a {kind} order needs {k}", field=f"{f}.{k}")
+            raise InvalidOrder(f"a {kind} order needs {k}", field=f"{f}.{k}")
     if kind == "guard" and len(given) != 1:
-        raise InvalidOrder(f"unit {uid}: a guard order names a tile or a target unit (one of them)",
+        raise InvalidOrder("a guard order names a tile or a target unit (one of them)",
                            field=f + ".tile")
     out: dict[str, Any] = {"unit": uid, "order": kind}
     if "tile" in given:
@@ -203,15 +204,15 @@ def _unit_entry(ent: Any, f: str) -> dict[str, Any]:
     if "waypoints" in given:
         wps = _list(e["waypoints"], f + ".waypoints")
         if len(wps) < MIN_WAYPOINTS:
-            raise IllegalOrder(f"unit {uid}: a patrol needs at least {MIN_WAYPOINTS} waypoints, not {len(wps)}",
+            raise IllegalOrder(f"a patrol needs at least {MIN_WAYPOINTS} waypoints, not {len(wps)}",
                                rule="A72", field=f + ".waypoints")
         if len(wps) > MAX_WAYPOINTS:
-            raise IllegalOrder(f"unit {uid}: a patrol has at most {MAX_WAYPOINTS} waypoints", rule="A72",
+            raise IllegalOrder(f"a patrol has at most {MAX_WAYPOINTS} waypoints", rule="A72",
                                field=f"{f}.waypoints[{MAX_WAYPOINTS}]")
         tiles = [_tile(w, f"{f}.waypoints[{n}]") for n, w in enumerate(wps)]
         for n in (*range(1, len(tiles)), 0):  # the route closes: the last one leads to the first
             if tiles[n] == tiles[n - 1]:
-                raise IllegalOrder(f"unit {uid}: two equal waypoints in a row", rule="A72",
+                raise IllegalOrder(f"two equal waypoints in a row: {at(tiles[n])}", rule="A72",
                                    field=f"{f}.waypoints[{n or len(tiles) - 1}]")
         out["waypoints"] = tiles
     return out
@@ -321,7 +322,7 @@ def parse_standing(standing: Mapping[str, Any] | None, *, strict: bool) -> dict[
     for i, e in enumerate(units):
         if e["unit"] in seen:
             if strict:
-                raise IllegalOrder(f"unit {e['unit']}: at most one standing order per unit", rule="A72",
+                raise IllegalOrder("this unit has a standing order already: at most one per unit", rule="A72",
                                    field=f"units[{i}].unit")
             continue
         seen.add(e["unit"])
@@ -368,29 +369,36 @@ def _known_enemies(vm: ViewMap) -> set[str]:
     return {e["id"] for e in vm.enemies} | {e["id"] for e in vm.v["enemy_log"]}
 
 
+def _own(vm: ViewMap, u: Mapping[str, Any]) -> str:
+    """A unit of the player's view in its words: "your Sergeant at (21, 10)"."""
+    carrier = vm.own.get(u.get("carrier") or "")
+    return own_unit(u["type"], u["tile"], carrier["type"] if carrier is not None else None)
+
+
 def _check_unit(vm: ViewMap, e: Mapping[str, Any], f: str) -> None:
     uid = e["unit"]
     u = vm.own.get(uid)
     if u is None:
-        raise IllegalOrder(f"unit {uid}: no such unit of yours", rule="A72", field=f + ".unit")
+        raise IllegalOrder(f"no unit of yours is called {echo(uid)}", rule="A72", field=f + ".unit")
     kind = e["order"]
     typ = u["type"]
     ut = UNIT_TYPES[typ]
     if kind == "stay":
         return
     if ut.move == 0:
-        raise IllegalOrder(f"unit {uid}: a {ut.name} never moves: its only standing order is stay",
+        raise IllegalOrder(f"{_own(vm, u)} never moves: its only standing order is stay",
                            rule="A72", field=f + ".order")
     if ut.is_flag and kind in ("guard", "hunt"):
-        raise IllegalOrder(f"unit {uid}: flags never fight", rule="A61", field=f + ".order")
+        raise IllegalOrder(f"{_own(vm, u)}: flags never fight", rule="A61", field=f + ".order")
     if e.get("target") is not None:
         tid = e["target"]
         if kind == "hunt":
             if tid not in _known_enemies(vm):
-                raise IllegalOrder(f"unit {uid}: no known enemy unit {tid}", rule="A72", field=f + ".target")
+                raise IllegalOrder(f"{_own(vm, u)}: no enemy unit you know of is called {echo(tid)}", rule="A72",
+                                   field=f + ".target")
         elif tid not in vm.own or (kind == "escort" and tid == uid):
-            raise IllegalOrder(f"unit {tid}: no such unit of yours" if tid != uid else
-                               f"unit {uid}: a unit does not escort itself", rule="A72", field=f + ".target")
+            raise IllegalOrder(f"{_own(vm, u)}: no unit of yours is called {echo(tid)}" if tid != uid else
+                               f"{_own(vm, u)}: a unit does not escort itself", rule="A72", field=f + ".target")
     tiles: list[tuple[Tile, str]] = []
     if e.get("tile") is not None:
         tiles.append((_pt(e["tile"]), f + ".tile"))
@@ -402,7 +410,7 @@ def _check_unit(vm: ViewMap, e: Mapping[str, Any], f: str) -> None:
     reach = set(_reachable(vm, typ, start, vm.w * vm.h))
     for t, fld in tiles:
         if t not in reach or (t != start and not _passable(vm, typ, t)):
-            raise IllegalOrder(f"unit {uid}: ({t[0]}, {t[1]}) cannot be reached over your explored terrain",
+            raise IllegalOrder(f"{_own(vm, u)}: {at(t)} cannot be reached over your explored terrain",
                                rule="A72", field=fld)
 
 
@@ -417,7 +425,7 @@ def _check_build(vm: ViewMap, e: Mapping[str, Any], f: str) -> None:
     if typ == "raft":
         s = vm.own.get(e["ship"])
         if s is None or not UNIT_TYPES[s["type"]].is_ship or s["type"] == "raft":
-            raise IllegalOrder(f"no ship {e['ship']} of yours", rule="A33", field=f + ".ship")
+            raise IllegalOrder(f"no ship of yours is called {echo(e['ship'])}", rule="A33", field=f + ".ship")
 
 
 # -- A73: crossing built entries off the queue --------------------------------------------------------

@@ -17,7 +17,8 @@ AIR = "air"
 
 @dataclass(frozen=True)
 class UnitType:
-    """One row of the unit table."""
+    """One row of the unit table.  ``name`` is the English name players read ("Sergeant"); a rank unit
+    also has its Hebrew ``rank`` ("Samal"), shown beside the name where the guide uses it."""
 
     id: str
     name: str
@@ -29,6 +30,8 @@ class UnitType:
     capacity: int = 0
     limit: int | None = None  # at most this many per player (living and pending)
     buildable: bool = True
+    #: the Hebrew rank the guide names a rank unit by (transliterated: "Samal"); None for the others
+    rank: str | None = None
 
     @property
     def duel_strength(self) -> int:
@@ -77,19 +80,19 @@ def _c(**kw: int) -> dict[str, int]:
 
 
 _TABLE: tuple[UnitType, ...] = (
-    UnitType("rank13", "Rav-Aluf", LAND, 13, 1, 1, _c(food=7, iron=7), limit=1),
-    UnitType("rank12", "Aluf", LAND, 12, 1, 1, _c(food=6, iron=6)),
-    UnitType("rank11", "Tat-Aluf", LAND, 11, 1, 1, _c(food=5, iron=5)),
-    UnitType("rank10", "Aluf Mishne", LAND, 10, 1, 1, _c(food=5, iron=4)),
-    UnitType("rank9", "Sgan Aluf", LAND, 9, 1, 1, _c(food=4, iron=4)),
-    UnitType("rank8", "Rav Seren", LAND, 8, 1, 1, _c(food=4, iron=3)),
-    UnitType("rank7", "Seren", LAND, 7, 1, 1, _c(food=3, iron=3)),
-    UnitType("rank6", "Segen", LAND, 6, 1, 1, _c(food=3, iron=2)),
-    UnitType("rank5", "Sagam", LAND, 5, 1, 1, _c(food=2, iron=2)),
-    UnitType("rank4", "Samar", LAND, 4, 1, 1, _c(food=2, iron=1)),
-    UnitType("rank3", "Samal", LAND, 3, 1, 1, _c(food=1, iron=1)),
-    UnitType("rank2", "Rabat", LAND, 2, 1, 1, _c(food=2)),
-    UnitType("rank1", "Turai", LAND, 1, 1, 1, _c(food=1)),
+    UnitType("rank13", "General", LAND, 13, 1, 1, _c(food=7, iron=7), limit=1, rank="Rav-Aluf"),
+    UnitType("rank12", "Major general", LAND, 12, 1, 1, _c(food=6, iron=6), rank="Aluf"),
+    UnitType("rank11", "Brigadier general", LAND, 11, 1, 1, _c(food=5, iron=5), rank="Tat-Aluf"),
+    UnitType("rank10", "Colonel", LAND, 10, 1, 1, _c(food=5, iron=4), rank="Aluf Mishne"),
+    UnitType("rank9", "Lieutenant colonel", LAND, 9, 1, 1, _c(food=4, iron=4), rank="Sgan Aluf"),
+    UnitType("rank8", "Major", LAND, 8, 1, 1, _c(food=4, iron=3), rank="Rav Seren"),
+    UnitType("rank7", "Captain", LAND, 7, 1, 1, _c(food=3, iron=3), rank="Seren"),
+    UnitType("rank6", "Lieutenant", LAND, 6, 1, 1, _c(food=3, iron=2), rank="Segen"),
+    UnitType("rank5", "Second lieutenant", LAND, 5, 1, 1, _c(food=2, iron=2), rank="Sagam"),
+    UnitType("rank4", "Staff sergeant", LAND, 4, 1, 1, _c(food=2, iron=1), rank="Samar"),
+    UnitType("rank3", "Sergeant", LAND, 3, 1, 1, _c(food=1, iron=1), rank="Samal"),
+    UnitType("rank2", "Corporal", LAND, 2, 1, 1, _c(food=2), rank="Rabat"),
+    UnitType("rank1", "Private", LAND, 1, 1, 1, _c(food=1), rank="Turai"),
     UnitType("commando", "Commando", LAND, 3, 2, 1, _c(food=1, iron=1, fuel=1)),
     UnitType("engineer", "Engineer", LAND, 2, 1, 1, _c(food=1, wood=1)),
     UnitType("scout", "Scout", LAND, 1, 3, 3, _c(food=1)),

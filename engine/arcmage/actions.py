@@ -70,7 +70,7 @@ def _ids(f: Json, key: str, kind: str) -> list[str]:
 def own(S: Json, p: int, cid: str, zones: tuple[str, ...], fld: str, rule: str) -> Json:
     c = S["cards"].get(cid)
     if c is None or c["o"] != p or c["z"] not in zones:
-        raise fail(f"{cid[:20]} is not one of your cards in {'/'.join(zones)}", rule, fld)
+        raise fail(f"no card of yours in your {' or '.join(zones)} is called {cid[:20]!r}", rule, fld)
     out: Json = c
     return out
 
@@ -102,7 +102,8 @@ def check(S: Json, p: int, action: Any) -> tuple[str, Json]:
         raise GameOver("the game is over", field="action")
     st = step_of(S)
     if p not in st.players:
-        raise NotYourTurn(f"seat {p} may not act now (waiting for {list(st.players)})", rule="M38",
+        waiting = " and ".join(f"seat {s}" for s in st.players) or "no one"
+        raise NotYourTurn(f"it is not your turn to act: waiting for {waiting}", rule="M38",
                           field="action")
     h = head(S)
     assert h is not None
@@ -498,7 +499,8 @@ def _check_attack(S: Json, p: int, f: Json, h: Json) -> Json:
         raise fail("name a built city of an opponent", "M18", "attack.city")
     missing = [a for a in forced_attackers(S, p) if a not in atts]
     if missing:
-        raise fail(f"{', '.join(missing)} must attack", "M56", "attack.attackers")
+        names = ", ".join(DEFS[S["cards"][a]["k"]]["name"] for a in missing)
+        raise fail(f"{names} must attack", "M56", "attack.attackers")
     return {"attackers": atts, "city": city}
 
 

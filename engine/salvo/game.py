@@ -284,7 +284,7 @@ def _check_turn(state: SalvoState, player: int, orders: Mapping[str, Any]) -> No
     if state.is_over:
         raise GameOver("the game is over", rule="S7")
     if state.round > 0 and state.mode == "classic" and player != state.active_player:
-        raise NotYourTurn(f"it is player {state.active_player}'s turn", rule="S4")
+        raise NotYourTurn(f"it is seat {state.active_player}'s turn, not yours", rule="S4")
     if not isinstance(orders, Mapping):
         raise InvalidOrder("orders must be an object", field="orders")
     for key in orders:

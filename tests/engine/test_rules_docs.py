@@ -105,7 +105,8 @@ def test_a10_a11_unit_table_reads_back_as_the_unit_types() -> None:
     assert [r[1] for r in rows] == list(UNIT_TYPES)
     for name, uid, domain, strength, move, sight, cost, carries, limit in rows:
         t = UNIT_TYPES[uid]
-        assert (name, domain, dash(strength), int(move), int(sight)) == (t.name, t.domain, t.strength, t.move,
+        label = f"{t.name} ({t.rank})" if t.rank else t.name  # a rank's English name, its Hebrew rank beside it
+        assert (name, domain, dash(strength), int(move), int(sight)) == (label, t.domain, t.strength, t.move,
                                                                           t.sight)
         if t.buildable:
             assert goods(cost) == t.cost, uid
@@ -240,7 +241,7 @@ CHECKED: dict[str, list[Check]] = {
         ("A51", r"you get (\d+) more of your chosen", bonus_amount),
         ("A52", r"of one resource for (\d+) of another", bank_gets),
         ("A52", r"for (\d+) when you give", bank_gets),
-        ("A42", r"\"At most (\d+)\" \(Rav-Aluf", limit_of_one),
+        ("A42", r"\"At most (\d+)\" \(General", limit_of_one),
         ("A66", r"scores \+(\d+) \(players who do it", a66_points),
         ("A16", r"caps each player at (\d+) submissions and (\d+) actions",
          lambda: (str(SUBMISSIONS_PER_ROUND), str(ACTIONS_PER_ROUND))),

@@ -249,7 +249,9 @@ async def test_a20_a18_a_land_units_path_into_the_sea_is_held_while_to_is_refuse
                                                               "archipelago": to}, players[0])
         assert status == 422 and (err["error"]["code"], err["error"]["rule"], err["error"]["field"]) == (
             "order/illegal", "A18", "units[0].to")
-        assert "A20" in err["error"]["message"]  # it says why a path is different
+        # in plain words (issue 22), naming the unit by its type and tile, never its id
+        assert err["error"]["message"].endswith(f"a land unit cannot go to sea: ({sea[0]}, {sea[1]}) is sea")
+        assert unit["id"] not in err["error"]["message"]
         ack = await ok(http, "Game/SubmitOrders", {"game_id": game_id, "version": v["version"], "archipelago": {
             "units": [{"unit": unit["id"], "path": [step]}]}}, players[0])
         assert ack["submitted"] is True

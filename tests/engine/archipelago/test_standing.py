@@ -448,7 +448,7 @@ def test_a72_unknown_and_foreign_units_get_the_same_refusal():
     b = refused(st, {"units": [{"unit": "s", "order": "stay"}, {"unit": "e", "order": "stay"}]})
     assert isinstance(a, IllegalOrder) and isinstance(b, IllegalOrder)
     assert (a.rule, a.field) == (b.rule, b.field) == ("A72", "units[1].unit")
-    assert (a.reason, b.reason) == ("unit zz: no such unit of yours", "unit e: no such unit of yours")
+    assert (a.reason, b.reason) == ("no unit of yours is called 'zz'", "no unit of yours is called 'e'")
     c = refused(st, {"units": [{"unit": "s", "order": "escort", "target": "e"}]})
     assert isinstance(c, IllegalOrder) and (c.rule, c.field) == ("A72", "units[0].target")
 
