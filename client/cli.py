@@ -295,7 +295,7 @@ async def _play(args: argparse.Namespace) -> int:
         async with Client(_server(args), secret) as c:
             game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"),
                                   seat_options(args), sink=sink, keep=show_secret)
-            return await play(c, game_id)
+            return await play(c, game_id, secret_file=args.secret_file or args.save_secret)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "directory)")
     s.set_defaults(fn=_serve)
 
-    from client.games import GAMES, add_args, all_clients
+    from client.games import GAMES, add_args, all_clients, in_game_help
 
     c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret",
                        description="Create a game and take its first seat (the host's: start it once every seat is "
@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("play", help=f"play {', '.join(g.title for g in all_clients())} in the terminal",
                         description="Play a game in the terminal: a free seat you join, or your own seat given by its "
-                        "secret.", epilog=PLAY_EPILOG)
+                        "secret.", epilog=f"{PLAY_EPILOG} {in_game_help()}")
     pl.add_argument("code", metavar="CODE", help=CODE_HELP)
     pl.add_argument("--secret", help=SECRET_HELP)
     pl.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)

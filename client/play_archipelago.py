@@ -1,29 +1,37 @@
 """`archipelago play CODE` for Archipelago: the screen and the round's command prompt.
 
-The screen (:func:`render`): the explored map from ``view.rows`` with its coordinates (x across, y
-down, (0, 0) top left, as in the spec), own units drawn by a letter or digit, enemies in sight by a
-capital letter, the enemy log, bases and outposts; then a legend: own units (label, id, type, tile,
-cargo), enemies in sight (owner, shown domain, type once revealed, tile), the enemy log (owner, last
-tile, seen N rounds ago, type if known), stock, score, every seat's public figures (A84), pending
-offers, this round's chat and the last round's events (A85).
+The round's screen (:func:`screen`, at most 36 lines of 120 characters: it fits a 120×40 terminal with
+the toolbar): the title, the explored map from ``view.rows`` with its ruler above and below (x across,
+y down, (0, 0) top left, as in the spec; a board taller than 28 rows shows a window around your units),
+own units drawn by a letter or digit, enemies in sight by a capital letter, the enemy log, bases and
+outposts; beside the map the stock and score, your units with this round's orders, the enemies in
+sight, the offers, this round's chat and the last round's events (A80-A85).  ``info`` shows
+everything in full (:func:`render`): every seat's public figures (A84), resource tiles, ports.
+
+A unit's label (:class:`Marks`) is given once and never moves to another unit: the labels are kept
+for the whole game in the local store (:mod:`client.draft_store`), so that an order typed from memory
+never hits another unit, also after a restart.  Nothing shown names a unit by its internal id: own
+units are "b (Dvora at (1,2))", enemies by owner, type (once revealed) and tile.
 
 The prompt takes one command a line (:func:`parse_command`; ``help`` lists them).  Orders build up a
 :class:`Draft` of the round's orders (A18: one order per unit, builds, the bonus choice; round 0:
-deployments), submitted by ``done`` (or ``draft``, which keeps the prompt open); chat, bank and trade
-commands are executed at once (A52, A53).  A unit is named by its label on the map or by its id (or a
-unique start of its id); an enemy target by its capital letter or id.  A bad command is explained and
-asked again; a refusal of the server is printed as the server words it (it names the field and rule).
+deployments), kept on this machine at every change and submitted by ``done`` (or ``draft``, which
+keeps the prompt open); ``stay`` holds a unit still (an order to its own tile, so that no standing
+order moves it, A70; in round 0 it drops the unit's deployment), ``drop <n>`` one build; ``standing``
+and ``posture`` set the standing orders (A70-A74); chat, bank and trade commands are executed at
+once (A52, A53).  A land unit sent to sea (or a ship ashore, or to an unexplored tile) is told so
+before anything is sent, every such problem of the draft together at ``done``; a refusal of the
+server is said about the player's own units (:func:`in_player_words`), with the rule's page.
 
-The game-neutral machinery (the Watch stream kept open all game, cancellable input, abandoning the
-prompt when the round closes) is :mod:`client.play`'s.
+The game-neutral machinery (the Watch stream kept open all game, the terminal, abandoning the prompt
+when the round closes) is :mod:`client.play`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,19 +40,8 @@ from google.protobuf.message import Message
 
 from archipelago.v1 import archipelago_pb2 as A
 from archipelago.v1 import game_pb2, lobby_pb2
-from client.base import BaseClient as Client
 from client.errors import ApiError
-from client.play import (
-    MOVED_ON,
-    SUBMITTED,
-    EmptyLine,
-    Feed,
-    Lines,
-    RoundUI,
-    Screen,
-    answer,
-    deadline_label,
-)
+from client.play import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, RoundUI, Seat
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
 
 DIRECTIONS = "NESW"
@@ -58,35 +55,35 @@ OWN_BASE, OTHER_BASE = "@", "%"
 OWN_OUTPOST, OTHER_OUTPOST = "+", "="
 KEY = (f"a-z 0-9 your units · A-Z enemies in sight · {LOG_MARK} an enemy last seen there · # land · . sea · "
        f"? unexplored\n{OWN_BASE} your base · {OTHER_BASE} another base · {OWN_OUTPOST} your outpost · "
-       f"{OTHER_OUTPOST} another's outpost")
+       f"{OTHER_OUTPOST} another's outpost · Tab completes · help lists the commands")
 EVENT_KINDS_SHOWN_LIVE = frozenset({"offer", "trade", "offer_declined", "offer_withdrawn", "offer_closed"})
 
 HELP = f"""\
-One command a line. <unit>: its letter or digit on the map, or its id; <target>: an enemy's capital
-letter or id; <x> <y>: x across, y down (also "x,y").
-Orders for this round (they build up until you submit them):
+One command a line (Tab completes). <unit>: its letter on the map (a letter never moves to another unit);
+<target>: an enemy's capital letter; <x> <y>: x across, y down (also "x,y").
+Orders for this round (they build up, and are kept on this machine, until you are done):
   move <unit> N E E            a path of steps N, E, S, W, at most the unit's move (A18)
   goto <unit> <x> <y>          a destination: the server plans the path over explored terrain (A18)
   act <unit> outpost           found an outpost on the unit's tile: 1 food, 1 wood (A36)
-  act <unit> bombard <target>  shore bombardment by a warship (A37)
-  act <unit> strike <target>   air strike by a fighter: 1 fuel (A38)
-  act <unit> reveal <target>   a spy reveals a unit's type (A39)
-  stay <unit>                  drop the unit's order (it stays where it is)
+  act <unit> bombard|strike|reveal <target>   warship bombardment (A37), air strike: 1 fuel (A38), spy (A39)
+  stay <unit>                  the unit holds still this round (its order dropped; round 0: its deployment)
   build <type> [<x> <y>|<ship>]  a unit (A42): a mine names its tile, a raft its ship ('types' lists them)
+  drop <n>                     drop build #n (show numbers them)
   bonus <resource>             the activity-bonus choice (A51): {', '.join(RESOURCES)}
   deploy <unit> <x> <y>        round 0: where the unit starts (A14); units left out keep the default layout
-  show                         the orders so far
-  clear                        forget them
-  draft                        submit them as a draft and keep planning (it stands if the deadline comes first)
-  done                         submit them: you are done for this round
+  show · clear · draft · done  the orders so far · forget them · send them as a draft · send them: done
+Standing orders (what plays for you when you are away, and for units without an order, A70-A74):
+  standing                     show them
+  standing <unit> stay|guard <x> <y>|guard <unit>|patrol <x>,<y> <x>,<y>…|move <x> <y>|escort <unit>|hunt [<enemy>]
+  standing <unit> clear        drop that unit's standing order
+  posture hold|defensive|balanced|aggressive   how the others play (A71)
 At once:
-  chat <text>                  to everyone; chat @<seat> <text> to one player (A53)
+  chat <text> · chat @<seat> <text>   to everyone, or to one player (A53)
   bank <give> <get> [times]    trade with the bank: 4 for 1, or 2 for 1 with a port (A52)
   offer <seat|all> give <res>=<n>,... get <res>=<n>,...   a trade offer (A53), e.g. offer 0 give wood=2 get iron=1
   accept <offer> · decline <offer> · withdraw <offer>
-  map                          the screen again, as it is now
-  types                        the unit types, their costs and moves
-  help                         this list"""
+  map · info · types           the screen again · everything in full · the unit types, costs and moves
+{COMMON_HELP}"""
 
 
 # ---------------------------------------------------------------------------------------- the view
@@ -109,6 +106,11 @@ def _stock(s: A.Stock) -> str:
     return " · ".join(f"{r} {getattr(s, r)}" for r in RESOURCES)
 
 
+def _plain_type(type_id: str) -> str:
+    t = UNIT_TYPES.get(type_id)
+    return t.name if t is not None else type_id
+
+
 def _type_name(type_id: str) -> str:
     t = UNIT_TYPES.get(type_id)
     return f"{t.name} ({type_id})" if t is not None else type_id
@@ -125,10 +127,21 @@ class Marks:
     enemy_label: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, av: A.ArchipelagoView) -> Marks:
+    def of(cls, av: A.ArchipelagoView, labels: dict[str, str] | None = None) -> Marks:
+        """``labels`` (unit id -> label, kept across rounds and restarts) is extended for new units
+        with labels never used before in the game: a label never moves to another unit (an order
+        typed from memory never hits another one).  Past the 36 labels a unit is named by its id."""
         m = cls()
-        for label, u in zip(OWN_LABELS, av.units, strict=False):
-            m.own[label], m.own_label[u.id] = u.id, label
+        book = {} if labels is None else labels
+        used = set(book.values())
+        free = (c for c in OWN_LABELS if c not in used)
+        for u in av.units:
+            if u.id not in book:
+                nxt = next(free, None)
+                if nxt is None:
+                    continue
+                book[u.id] = nxt
+            m.own[book[u.id]], m.own_label[u.id] = u.id, book[u.id]
         for label, e in zip(ENEMY_LABELS, av.enemies, strict=False):
             m.enemy[label], m.enemy_label[e.id] = e.id, label
         return m
@@ -142,8 +155,8 @@ class Context:
     marks: Marks
 
     @classmethod
-    def of(cls, view: game_pb2.GetViewResponse) -> Context:
-        return cls(view, Marks.of(view.archipelago))
+    def of(cls, view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None) -> Context:
+        return cls(view, Marks.of(view.archipelago, labels))
 
     @property
     def av(self) -> A.ArchipelagoView:
@@ -156,15 +169,28 @@ class Context:
         return f"seat {seat} ({nick})" if nick else f"seat {seat}"
 
     def unit_name(self, uid: str) -> str:
-        """'b (c4049d6f9a, Dvora)' for an own unit, 'A (1234567890)' for an enemy in sight."""
+        """'b (Dvora at (1,2))' for an own unit, "A (seat 1 (bob)'s Corporal at (5,2))" for an enemy in
+        sight, "bob's unit last seen at (7,4)" for one in the enemy log: names and tiles, never an id."""
         u = next((u for u in self.av.units if u.id == uid), None)
         if u is not None:
-            label = self.marks.own_label.get(uid, OWN_MORE)
+            label = self.marks.own_label.get(uid)
             name = UNIT_TYPES[u.type].name if u.type in UNIT_TYPES else u.type
-            return f"{label} ({uid}, {name})"
-        if uid in self.marks.enemy_label:
-            return f"{self.marks.enemy_label[uid]} ({uid})"
-        return uid
+            return f"{label} ({name} at {_xy(u.tile)})" if label else f"your {name} at {_xy(u.tile)}"
+        e = next((e for e in self.av.enemies if e.id == uid), None)
+        if e is not None:
+            what = UNIT_TYPES[e.type].name if e.HasField("type") and e.type in UNIT_TYPES else f"{e.domain} unit"
+            desc = f"{self.whose(e.owner)} {what} at {_xy(e.tile)}"
+            label = self.marks.enemy_label.get(uid)
+            return f"{label} ({desc})" if label else desc
+        g = next((g for g in self.av.enemy_log if g.id == uid), None)
+        if g is not None:
+            what = UNIT_TYPES[g.type].name if g.HasField("type") and g.type in UNIT_TYPES else "unit"
+            return f"{self.whose(g.owner)} {what} last seen at {_xy(g.tile)}"
+        return "a unit out of sight"
+
+    def whose(self, seat: int) -> str:
+        who = self.who(seat)
+        return "your" if who == "you" else f"{who}'s"
 
     def own_unit(self, word: str, what: str = "unit") -> A.OwnUnit:
         """An own unit by its label, id or the unique start of its id (2 characters or more)."""
@@ -262,12 +288,12 @@ def describe_event(ev: Mapping[str, Any], ctx: Context) -> str:
             continue
         uid = str(u.get("id", "?"))
         owner = _num(u.get("owner", -1))
+        known = uid in ctx.marks.own_label or uid in ctx.marks.enemy_label
+        what = _plain_type(str(u["type"])) if "type" in u else f"{u.get('domain', '')} unit".strip()
         if owner == ctx.view.you:
-            text = f"your {_type_name(str(u['type']))} {ctx.unit_name(uid)}" if "type" in u \
-                else f"your unit {ctx.unit_name(uid)}"
+            text = f"your {ctx.unit_name(uid)}" if known else f"your {what}"
         else:
-            what = _type_name(str(u["type"])) if "type" in u else f"{u.get('domain', '')} unit".strip()
-            text = f"{ctx.who(int(owner))}'s {what} {ctx.unit_name(uid)}"
+            text = ctx.unit_name(uid) if known else f"{ctx.who(int(owner))}'s {what}"
         if u.get("died"):
             text += " (destroyed)"
         if "winner" in ev and ev["winner"] == uid:
@@ -292,12 +318,12 @@ def describe_event(ev: Mapping[str, Any], ctx: Context) -> str:
     return f"{head}: {'; '.join(parts)}" if parts else head
 
 
-def render(view: game_pb2.GetViewResponse) -> str:
-    """The whole Archipelago screen for ``view``."""
+def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None) -> str:
+    """Everything the view holds, in full (the ``info`` command; the round's screen is :func:`screen`)."""
     if not view.HasField("archipelago"):
         return f"Archipelago — no map yet (the game has not started; code {view.code})"
     av = view.archipelago
-    ctx = Context.of(view)
+    ctx = Context.of(view, None if labels is None else dict(labels))
     m = ctx.marks
     out = [f"Archipelago · round {av.round} of {av.max_rounds} · first to {av.target} points wins · "
            f"you are seat {view.you}"]
@@ -309,7 +335,7 @@ def render(view: game_pb2.GetViewResponse) -> str:
     out.append("your units:")
     by_id = {u.id: u for u in av.units}
     for u in av.units:
-        line = f"  {m.own_label.get(u.id, OWN_MORE)}  {u.id}  {_type_name(u.type):<22} {_xy(u.tile)}"
+        line = f"  {m.own_label.get(u.id, OWN_MORE)}  {_type_name(u.type):<30} {_xy(u.tile)}"
         if u.HasField("carrier"):
             carrier = u.carrier
             line += f"  in {ctx.unit_name(carrier)}" if carrier in by_id \
@@ -327,7 +353,7 @@ def render(view: game_pb2.GetViewResponse) -> str:
         out.append("enemies in sight:")
         for e in av.enemies:
             typ = f"  {_type_name(e.type)}" if e.HasField("type") else ""
-            out.append(f"  {m.enemy_label.get(e.id, ENEMY_MORE)}  {e.id}  {ctx.who(e.owner)}  {e.domain:<4} "
+            out.append(f"  {m.enemy_label.get(e.id, ENEMY_MORE)}  {ctx.who(e.owner)}  {e.domain:<4} "
                        f"{_xy(e.tile)}{typ}")
     if av.enemy_log:
         out.append("enemy log (not in sight now):")
@@ -335,7 +361,7 @@ def render(view: game_pb2.GetViewResponse) -> str:
             ago = "this round" if g.rounds_ago == 0 else \
                 f"seen {g.rounds_ago} round{'s' if g.rounds_ago != 1 else ''} ago"
             typ = f"  {_type_name(g.type)}" if g.HasField("type") else ""
-            out.append(f"  {LOG_MARK}  {g.id}  {ctx.who(g.owner)}  last at {_xy(g.tile)}, {ago} (round {g.round})"
+            out.append(f"  {LOG_MARK}  {ctx.who(g.owner)}  last at {_xy(g.tile)}, {ago} (round {g.round})"
                        f"{typ}")
     bases = [f"{OWN_BASE} yours {_xy(b.tile)}" if b.seat == view.you
              else f"{OTHER_BASE} {ctx.who(b.seat)} {_xy(b.tile)}" for b in av.bases]
@@ -365,7 +391,7 @@ def render(view: game_pb2.GetViewResponse) -> str:
         flags = []
         if p is not None:
             flags.append("done" if p.submitted else "planning")
-            if not p.connected:
+            if not p.connected and s.seat != view.you:  # (you are: this terminal's stream is open)
                 flags.append("not connected")
             if p.autopilot:
                 flags.append("autopilot")
@@ -387,6 +413,97 @@ def render(view: game_pb2.GetViewResponse) -> str:
             out.append("  " + describe_event(json_format.MessageToDict(ev), ctx))
     if av.HasField("outcome") and av.outcome.scores:
         out.append("final scores: " + ", ".join(f"{ctx.who(s)} {n}" for s, n in enumerate(av.outcome.scores)))
+    return "\n".join(out)
+
+
+SCREEN_W = 120  # a terminal of 120×40: the screen, the toolbar (2 lines) and the prompt fit
+SCREEN_LINES = 36  # the screen's lines at most (the rest of 40: the toolbar, the prompt, a notice)
+MAP_ROWS = 28  # at most this many map rows shown (a taller board: a window around your units)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def screen(view: game_pb2.GetViewResponse, marks: Marks, draft: Draft | None = None) -> str:
+    """What the terminal shows each round, at most 36 lines of at most 120 characters: the title,
+    the map with its ruler above and below (left), beside it the stock, your units with their orders
+    this round, the enemies in sight, the offers, this round's chat and the last round's events; the
+    key under it.  ``info`` shows everything in full (:func:`render`)."""
+    if not view.HasField("archipelago"):
+        return f"Archipelago — no map yet (the game has not started; code {view.code})"
+    av = view.archipelago
+    ctx = Context(view, marks)
+    nick = next((p.nickname for p in view.players if p.seat == view.you), "")
+    title = (f"Archipelago · round {av.round} of {av.max_rounds} · first to {av.target} points wins · "
+             f"you are seat {view.you}" + (f" ({nick})" if nick else "")
+             + (f" · game {view.code}" if view.code else ""))
+    full = render_map(av, marks)
+    if not full:
+        return title
+    rows = full[2:]
+    top = 0
+    if len(rows) > MAP_ROWS:  # a window of the rows around your units (the ruler numbers every row)
+        ys = [u.tile.y for u in av.units] or [av.base.y]
+        centre = sum(ys) // len(ys)
+        top = max(0, min(len(rows) - MAP_ROWS, centre - MAP_ROWS // 2))
+        rows = rows[top: top + MAP_ROWS]
+    left = full[:2] + rows + full[:2][::-1]  # the ruler above and below (units line nearest the map)
+    map_w = max(len(x) for x in left)
+    width = SCREEN_W - map_w - 3
+    panel: list[str] = []
+    bonus = f" · bonus {av.bonus}" if av.HasField("bonus") else ""
+    panel.append(f"stock: {_stock(av.stock)}{bonus} · score {av.score}" + (
+        f" · flags {av.flags_captured}" if av.flags_captured else ""))
+    if av.HasField("outcome") and av.outcome.scores:
+        panel.append("final scores: " + ", ".join(f"{ctx.who(k)} {n}" for k, n in enumerate(av.outcome.scores)))
+    orders = draft.units if draft is not None else {}
+    deploys = draft.deploy if draft is not None else {}
+    panel.append("your units (letter type (x,y): this round's order):")
+    for u in av.units:
+        label = marks.own_label.get(u.id, OWN_MORE)
+        name = UNIT_TYPES[u.type].name if u.type in UNIT_TYPES else u.type
+        line = f" {label} {name} {_xy(u.tile)}"
+        if u.HasField("carrier"):
+            line += f" in {marks.own_label.get(u.carrier, 'an enemy')}"
+        if u.cargo:
+            line += " carries " + ",".join(marks.own_label.get(c, OWN_MORE) for c in u.cargo)
+        if u.id in orders:
+            line += ": " + describe_order(orders[u.id], ctx).split(": ", 1)[-1]
+        elif u.id in deploys:
+            line += f": deploy at {_xy(deploys[u.id])}"
+        panel.append(line)
+    if draft is not None and draft.builds:
+        panel.append("builds: " + "; ".join(f"#{i} {describe_build(b, ctx)}" for i, b in enumerate(draft.builds, 1)))
+    if av.enemies:
+        panel.append("enemies in sight: " + " · ".join(
+            f"{marks.enemy_label.get(e.id, ENEMY_MORE)} {ctx.who(e.owner)} "
+            f"{UNIT_TYPES[e.type].name if e.HasField('type') and e.type in UNIT_TYPES else e.domain} {_xy(e.tile)}"
+            for e in av.enemies))
+    if av.offers:
+        panel.append("offers: " + " · ".join(
+            f"{o.id} {ctx.who(o.from_seat)}→{ctx.who(o.to_seat) if o.HasField('to_seat') else 'all'}: "
+            f"gives {_goods(o.give)} for {_goods(o.get)}" for o in av.offers))
+    if av.chat:
+        panel.append("chat:")
+        panel += [f" {ctx.who(c.from_seat)}→{ctx.who(c.to_seat) if c.HasField('to_seat') else 'all'}: {c.text}"
+                  for c in av.chat[-4:]]
+    if av.events:
+        panel.append("last round:")
+        panel += [" " + describe_event(json_format.MessageToDict(ev), ctx) for ev in av.events]
+    panel = [_cut(x, width) for x in panel]
+    room = max(len(left), SCREEN_LINES - 1 - len(KEY.split("\n")))  # (a small map: the panel goes on below it)
+    if len(panel) > room:
+        cut = len(panel) - room + 1
+        panel = [*panel[:room - 1], f"… {cut} more line{'s' if cut != 1 else ''}: type info"]
+    out = [_cut(title, SCREEN_W)]
+    for k in range(max(len(left), len(panel))):
+        lhs = left[k] if k < len(left) else ""
+        rhs = panel[k] if k < len(panel) else ""
+        out.append(f"{lhs:<{map_w}} │ {rhs}".rstrip() if rhs else lhs)
+    out += KEY.split("\n")
+    if top:
+        out[-1] += f" · map rows {top}-{top + MAP_ROWS - 1} of {av.height - 1}"
     return "\n".join(out)
 
 
@@ -441,14 +558,35 @@ class ActionCmd:
 
 @dataclass
 class ControlCmd:
-    """show, clear, done, draft, map, types or help."""
+    """show, clear, done, draft, map, info, types, standing (shown), help or quit."""
 
     name: str
 
 
-Command = UnitCmd | StayCmd | BuildCmd | BonusCmd | DeployCmd | ActionCmd | ControlCmd
-CONTROLS = ("show", "clear", "done", "draft", "map", "types", "help")
-ALIASES = {"?": "help", "orders": "show", "submit": "done", "look": "map", "say": "chat"}
+@dataclass
+class DropCmd:
+    """Drop build #``index`` (1-based) of the draft."""
+
+    index: int
+
+
+@dataclass
+class StandingCmd:
+    """Set (``order``) or clear (None) one unit's standing order (A72), or the posture (A71)."""
+
+    unit: str = ""
+    order: A.StandingUnitOrder | None = None
+    posture: str = ""
+
+
+Command = UnitCmd | StayCmd | BuildCmd | BonusCmd | DeployCmd | ActionCmd | ControlCmd | DropCmd | StandingCmd
+CONTROLS = ("show", "clear", "done", "draft", "map", "info", "types", "help", "quit")
+ALIASES = {"?": "help", "orders": "show", "submit": "done", "look": "map", "say": "chat", "exit": "quit",
+           "leave": "quit", "units": "info", "unbuild": "drop", "so": "standing"}
+POSTURES = ("hold", "defensive", "balanced", "aggressive")
+STANDING_KINDS = ("stay", "guard", "patrol", "move", "escort", "hunt", "clear")
+VERBS = ("move", "goto", "act", "stay", "build", "drop", "bonus", "deploy", "standing", "posture", "chat", "bank",
+         "offer", "accept", "decline", "withdraw", *CONTROLS)
 
 
 def _resource(word: str, what: str) -> str:
@@ -502,12 +640,102 @@ def _build_types() -> dict[str, str]:
     out: dict[str, str] = {}
     for t in UNIT_TYPES.values():
         out[re.sub(r"[^a-z0-9]", "", t.name.lower())] = t.id
+        if t.rank:
+            out.setdefault(re.sub(r"[^a-z0-9]", "", t.rank.lower()), t.id)
     for t in UNIT_TYPES.values():
         out[t.id] = t.id
     return out
 
 
 BUILD_TYPES = _build_types()
+
+
+STEP_XY = {"N": (0, -1), "E": (1, 0), "S": (0, 1), "W": (-1, 0)}
+
+
+def _check_terrain(u: A.OwnUnit, steps: list[str], dest: A.Tile | None, ctx: Context) -> None:
+    """A plain reason, before the server is asked, for a land unit sent to sea or a ship sent ashore
+    (a step onto an own ship or plane boards it, which the server judges), and for unexplored tiles."""
+    ut = UNIT_TYPES.get(u.type)
+    rows = ctx.av.rows
+    if ut is None or ut.domain == "air" or not rows:
+        return
+    carriers = {(o.tile.x, o.tile.y) for o in ctx.av.units if UNIT_TYPES.get(o.type) is not None
+                and UNIT_TYPES[o.type].capacity and o.id != u.id}
+    tiles: list[tuple[int, int]] = []
+    x, y = u.tile.x, u.tile.y
+    for d in steps:
+        dx, dy = STEP_XY[d]
+        x, y = x + dx, y + dy
+        tiles.append((x, y))
+    if dest is not None:
+        tiles.append((dest.x, dest.y))
+    name = ctx.unit_name(u.id)
+    for k, (tx, ty) in enumerate(tiles):
+        if not (0 <= ty < len(rows) and 0 <= tx < len(rows[ty])):
+            raise ValueError(f"{name}: ({tx},{ty}) is off the board")
+        cell = rows[ty][tx]
+        last = k == len(tiles) - 1
+        if cell == "?" and (dest is not None or last):
+            raise ValueError(f"{name}: ({tx},{ty}) is unexplored — a unit goes only where you have seen (A18)")
+        if ut.domain == "land" and cell == "." and not ((tx, ty) in carriers and last):
+            raise ValueError(f"{name} walks on land only, and ({tx},{ty}) is sea: to cross, move it onto one of "
+                             "your ships next to it (it boards), then move the ship (A24)")
+        if ut.domain == "sea" and cell == "#":
+            raise ValueError(f"{name} sails on the sea only, and ({tx},{ty}) is land")
+
+
+def _standing(args: list[str], ctx: Context) -> StandingCmd:
+    """standing <unit> stay | guard <x> <y> | guard <unit> | patrol <x>,<y> <x>,<y> ... | move <x> <y> |
+    escort <unit> | hunt [<target>] | clear."""
+    usage = ("standing <unit> stay|guard <x> <y>|guard <unit>|patrol <x>,<y> <x>,<y>…|move <x> <y>|escort <unit>|"
+             "hunt [<enemy>]|clear (A72)")
+    if len(args) < 2:
+        raise ValueError(usage)
+    u = ctx.own_unit(args[0])
+    kind, rest = args[1].lower(), args[2:]
+    if kind not in STANDING_KINDS:
+        raise ValueError(f"standing: {args[1]!r} is not a standing order; {usage}")
+    if kind == "clear":
+        return StandingCmd(unit=u.id)
+    order = A.StandingUnitOrder(unit=u.id, order=kind)
+    if kind == "stay":
+        if rest:
+            raise ValueError("standing <unit> stay takes nothing more")
+    elif kind == "guard":
+        if len(rest) == 1 and not rest[0].replace(",", "").isdigit():
+            order.target = ctx.own_unit(rest[0]).id
+        else:
+            order.tile.CopyFrom(_tile_args(rest, ctx, "standing guard"))
+    elif kind == "move":
+        order.tile.CopyFrom(_tile_args(rest, ctx, "standing move"))
+    elif kind == "escort":
+        if len(rest) != 1:
+            raise ValueError("standing <unit> escort <unit>: the own unit it follows")
+        order.target = ctx.own_unit(rest[0]).id
+    elif kind == "hunt":
+        if len(rest) > 1:
+            raise ValueError("standing <unit> hunt [<enemy>]")
+        if rest:
+            order.target = ctx.enemy_unit(rest[0])
+    elif kind == "patrol":
+        words = " ".join(rest).replace("(", " ").replace(")", " ").replace(",", " ").split()
+        if len(words) < 4 or len(words) % 2:
+            raise ValueError("standing <unit> patrol <x>,<y> <x>,<y> …: 2-10 waypoints (A72)")
+        for k in range(0, len(words), 2):
+            order.waypoints.append(ctx.tile(words[k], words[k + 1], "standing patrol"))
+    return StandingCmd(unit=u.id, order=order)
+
+
+def describe_standing(o: A.StandingUnitOrder, ctx: Context) -> str:
+    text = o.order
+    if o.HasField("tile"):
+        text += f" {_xy(o.tile)}"
+    if o.target:
+        text += f" {ctx.unit_name(o.target)}"
+    if o.waypoints:
+        text += " " + " ".join(_xy(t) for t in o.waypoints)
+    return f"{ctx.unit_name(o.unit)}: {text}"
 
 
 def parse_command(text: str, ctx: Context) -> Command:
@@ -521,6 +749,18 @@ def parse_command(text: str, ctx: Context) -> Command:
     setup = ctx.av.round == 0 and ctx.view.HasField("archipelago")
     if verb in CONTROLS:
         return ControlCmd(verb)
+    if verb == "standing" and not args:
+        return ControlCmd("standing")
+    if verb == "standing":
+        return _standing(args, ctx)
+    if verb == "posture":
+        if len(args) != 1 or args[0].lower() not in POSTURES:
+            raise ValueError(f"posture <{'|'.join(POSTURES)}>: how your standing orders play (A71)")
+        return StandingCmd(posture=args[0].lower())
+    if verb == "drop":
+        if len(args) != 1 or not args[0].lstrip("#").isdigit() or int(args[0].lstrip("#")) < 1:
+            raise ValueError("drop <n>: drops build #n of your orders (show lists them)")
+        return DropCmd(int(args[0].lstrip("#")))
 
     if verb in ("move", "goto", "act", "build") and setup:
         raise ValueError(f"round 0 is for deployment (A13): use deploy <unit> <x> <y>, then done — not {verb}")
@@ -537,12 +777,15 @@ def parse_command(text: str, ctx: Context) -> Command:
         if ut is not None and len(steps) > ut.move:
             raise ValueError(f"move: {ctx.unit_name(u.id)} moves at most {ut.move} tile(s) a round (A18); "
                              f"{len(steps)} steps given")
+        _check_terrain(u, steps, None, ctx)
         return UnitCmd(A.UnitOrder(unit=u.id, path=steps))
     if verb == "goto":
         if not args:
             raise ValueError("goto <unit> <x> <y>: name the unit and the tile")
         u = ctx.own_unit(args[0])
-        return UnitCmd(A.UnitOrder(unit=u.id, to=_tile_args(args[1:], ctx, "goto")))
+        dest = _tile_args(args[1:], ctx, "goto")
+        _check_terrain(u, [], dest, ctx)
+        return UnitCmd(A.UnitOrder(unit=u.id, to=dest))
     if verb == "act":
         if len(args) < 2:
             raise ValueError("act <unit> outpost|bombard|strike|reveal [target]")
@@ -559,7 +802,7 @@ def parse_command(text: str, ctx: Context) -> Command:
         return UnitCmd(A.UnitOrder(unit=u.id, action=action, target=ctx.enemy_unit(args[2])))
     if verb in ("stay", "cancel"):
         if len(args) != 1:
-            raise ValueError("stay <unit>: drops that unit's order")
+            raise ValueError("stay <unit>: the unit holds still this round (its order, or deployment, dropped)")
         return StayCmd(ctx.own_unit(args[0]).id)
     if verb == "build":
         if not args:
@@ -669,6 +912,20 @@ class Draft:
         return A.ArchipelagoOrders(units=list(self.units.values()), builds=self.builds, bonus=self.bonus,
                                    deploy=[A.Deployment(unit=u, tile=t) for u, t in self.deploy.items()])
 
+    def plain(self) -> dict[str, Any]:
+        """The draft as plain data (the local store's)."""
+        return json_format.MessageToDict(self.orders(), preserving_proto_field_name=True)
+
+    @classmethod
+    def of_plain(cls, data: Mapping[str, Any], ctx: Context | None = None) -> Draft:
+        """A stored draft; orders of units no longer there are dropped."""
+        d = cls.of(json_format.ParseDict(dict(data), A.ArchipelagoOrders(), ignore_unknown_fields=True))
+        if ctx is not None:
+            mine = {u.id for u in ctx.av.units}
+            d.units = {k: o for k, o in d.units.items() if k in mine}
+            d.deploy = {k: t for k, t in d.deploy.items() if k in mine}
+        return d
+
     def apply(self, cmd: Command, ctx: Context) -> str:
         """Take an order command; returns what the player is told."""
         if isinstance(cmd, UnitCmd):
@@ -676,8 +933,26 @@ class Draft:
             self.units[cmd.order.unit] = cmd.order
             return describe_order(cmd.order, ctx)
         if isinstance(cmd, StayCmd):
-            had = self.units.pop(cmd.unit, None)
-            return f"{ctx.unit_name(cmd.unit)}: stays" + ("" if had else " (it had no order)")
+            name = ctx.unit_name(cmd.unit)
+            if ctx.av.round == 0:
+                had_dep = self.deploy.pop(cmd.unit, None)
+                return (f"{name}: deployment dropped — it starts where the default layout puts it (A15)" if had_dep
+                        else f"{name} had no deployment: it starts where the default layout puts it (A15)")
+            self.units.pop(cmd.unit, None)
+            u = next((x for x in ctx.av.units if x.id == cmd.unit), None)
+            ut = UNIT_TYPES.get(u.type) if u is not None else None
+            if u is None or ut is None or ut.move == 0 or u.HasField("carrier"):
+                return f"{name}: stays (it had no order now)"
+            # an order to its own tile: the unit holds still, and no standing order moves it (A70)
+            self.units[cmd.unit] = A.UnitOrder(unit=cmd.unit, to=A.Tile(x=u.tile.x, y=u.tile.y))
+            return f"{name}: stays this round (whatever its standing orders)"
+        if isinstance(cmd, DropCmd):
+            if not 1 <= cmd.index <= len(self.builds):
+                which = f" (builds #1-#{len(self.builds)}; show lists them)" if self.builds else " (no builds yet)"
+                raise ValueError(f"drop: no build #{cmd.index}{which}")
+            gone = self.builds.pop(cmd.index - 1)
+            return f"build #{cmd.index} dropped: {describe_build(gone, ctx)}" + (
+                f" (the others are now #1-#{len(self.builds)})" if self.builds else "")
         if isinstance(cmd, BuildCmd):
             self.builds.append(cmd.build)
             return f"build #{len(self.builds)}: {describe_build(cmd.build, ctx)}"
@@ -704,6 +979,9 @@ def describe_order(o: A.UnitOrder, ctx: Context) -> str:
     name = ctx.unit_name(o.unit)
     if o.path:
         return f"{name}: move {' '.join(o.path)}"
+    u = next((x for x in ctx.av.units if x.id == o.unit), None)
+    if o.HasField("to") and u is not None and (u.tile.x, u.tile.y) == (o.to.x, o.to.y):
+        return f"{name}: stays"
     if o.HasField("to"):
         return f"{name}: go to {_xy(o.to)}"
     if o.action:
@@ -733,6 +1011,46 @@ def describe_action(cmd: ActionCmd, ctx: Context) -> str:
 
 
 # ---------------------------------------------------------------------------------------- the prompt
+ID_LIKE = re.compile(r"\b[0-9a-f]{10}\b")
+FIELD_AT = re.compile(r"^(units|builds|deploy)\[(\d+)\]")
+
+
+def in_player_words(err: ApiError, sent: A.ArchipelagoOrders | None, ctx: Context) -> str:
+    """A refusal as the player reads it: which of its orders (by unit name and tile), the server's
+    reason with any internal id replaced by the unit's name, the rule and where to read it."""
+    subject = ""
+    m = FIELD_AT.match(err.field or "")
+    if m is not None and sent is not None:
+        k = int(m[2])
+        if m[1] == "units" and k < len(sent.units):
+            subject = f"your order for {describe_order(sent.units[k], ctx)}"
+        elif m[1] == "builds" and k < len(sent.builds):
+            subject = f"build #{k + 1} ({describe_build(sent.builds[k], ctx)})"
+        elif m[1] == "deploy" and k < len(sent.deploy):
+            subject = f"the deployment of {ctx.unit_name(sent.deploy[k].unit)} at {_xy(sent.deploy[k].tile)}"
+    known = {u.id for u in ctx.av.units} | {e.id for e in ctx.av.enemies} | {g.id for g in ctx.av.enemy_log}
+    reason = ID_LIKE.sub(lambda mm: ctx.unit_name(mm[0]) if mm[0] in known else "a unit", err.message)
+    reason = re.sub(r"^these orders break a rule \([^)]*\):\s*", "", reason, flags=re.I)
+    rule = f" (rule {err.rule}: /rules/archipelago#{err.rule})" if err.rule else ""
+    return f"refused: {subject + ': ' if subject else ''}{reason}{rule}"
+
+
+def check_draft(draft: Draft, ctx: Context) -> list[str]:
+    """Every problem the client can see in the draft before sending it (all together)."""
+    problems = []
+    by_id = {u.id: u for u in ctx.av.units}
+    for o in draft.units.values():
+        u = by_id.get(o.unit)
+        if u is None:
+            problems.append(f"{ctx.unit_name(o.unit)} is gone: its order is dropped")
+            continue
+        try:
+            _check_terrain(u, list(o.path), o.to if o.HasField("to") else None, ctx)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 class ArchipelagoUI(RoundUI):
     """The Archipelago screen and prompt for :func:`client.play.play`."""
 
@@ -740,16 +1058,111 @@ class ArchipelagoUI(RoundUI):
 
     def __init__(self) -> None:
         self.last: game_pb2.GetViewResponse | None = None  # for the live notices' names
+        self.labels: dict[str, str] = {}  # unit id -> label, for the whole game (the store's when bound)
+        self.seat: Seat | None = None
+        self.draft = Draft()
+        self.draft_round = -1
+
+    def bind(self, seat: Seat) -> None:
+        self.seat = seat
+        self.labels = seat.store.labels
+
+    def context(self, view: game_pb2.GetViewResponse) -> Context:
+        ctx = Context.of(view, self.labels)
+        if self.seat is not None and self.seat.store.labels is self.labels:
+            self.seat.store.save()
+        return ctx
+
+    def draft_for(self, view: game_pb2.GetViewResponse, ctx: Context) -> Draft:
+        """This round's draft: the one being built, else the one kept on this machine, else the last
+        submission of the round."""
+        if self.draft_round == view.round:
+            return self.draft
+        stored = self.seat.store.draft(view.round) if self.seat is not None else None
+        if stored is not None:
+            self.draft = Draft.of_plain(stored.get("orders") or {}, ctx)
+        elif view.HasField("archipelago_pending"):
+            self.draft = Draft.of(view.archipelago_pending)
+        else:
+            self.draft = Draft()
+        self.draft_round = view.round
+        return self.draft
+
+    def keep(self, view: game_pb2.GetViewResponse, draft: Draft, done: bool = False) -> None:
+        if self.seat is not None:
+            self.seat.store.set_draft(view.round, draft.plain(), done)
 
     def render(self, view: game_pb2.GetViewResponse) -> str:
         self.last = view
-        return render(view)
+        if not view.HasField("archipelago"):
+            return render(view)
+        ctx = self.context(view)
+        return screen(view, ctx.marks, self.draft_for(view, ctx))
+
+    def progress(self, view: game_pb2.GetViewResponse) -> str:
+        av = view.archipelago
+        return f"round {view.round}" + (f" of {av.max_rounds}" if av.max_rounds else "")
+
+    def scores(self, view: game_pb2.GetViewResponse) -> dict[int, str]:
+        return {s.seat: f"score {s.score}" for s in view.archipelago.seats}
+
+    def words(self, view: game_pb2.GetViewResponse, before: Sequence[str]) -> Sequence[str]:
+        if not before:
+            return VERBS
+        verb = ALIASES.get(before[0].lower(), before[0].lower())
+        own = list(Marks.of(view.archipelago, dict(self.labels)).own)
+        if len(before) == 1 and verb in ("move", "goto", "act", "stay", "deploy", "standing"):
+            return own
+        if verb == "build" and len(before) == 1:
+            return sorted(k for k, t in BUILD_TYPES.items() if UNIT_TYPES[t].buildable and not k.startswith("rank"))
+        if verb == "act" and len(before) == 2:
+            return ACTIONS
+        if verb == "act" and len(before) == 3:
+            return list(Marks.of(view.archipelago).enemy)
+        if verb == "standing" and len(before) == 2:
+            return STANDING_KINDS
+        if verb in ("bonus", "bank"):
+            return RESOURCES
+        if verb == "posture":
+            return POSTURES
+        if verb == "move":
+            return list(DIRECTIONS)
+        if verb in ("accept", "decline", "withdraw"):
+            return [o.id for o in view.archipelago.offers]
+        return []
+
+    def my_status(self, view: game_pb2.GetViewResponse) -> str:
+        base = super().my_status(view)
+        if self.draft_round == view.round and len(self.draft) and base != "done":
+            n = len(self.draft)
+            return f"not done · draft of {n} order{'s' if n != 1 else ''} (done sends it)"
+        return base
+
+    def welcome_back(self, seat: Seat, view: game_pb2.GetViewResponse) -> str | None:
+        stored = seat.store.draft(view.round)
+        if stored is None or view.status != lobby_pb2.GAME_STATUS_RUNNING:
+            return None
+        n = len(Draft.of_plain(stored.get("orders") or {}))
+        if stored.get("done"):
+            return f"your orders for round {view.round} are in ({n})"
+        return f"your draft is back ({n} order{'s' if n != 1 else ''}, not sent: done sends it)"
+
+    def autopilot_turn(self, turn: game_pb2.AutopilotTurn, view: game_pb2.GetViewResponse) -> str:
+        o = turn.archipelago
+        ctx = self.context(view)
+        parts = [describe_order(u, ctx) for u in o.units]
+        parts += [f"build {describe_build(b, ctx)}" for b in o.builds]
+        if o.bonus:
+            parts.append(f"bonus {o.bonus}")
+        if o.deploy:
+            parts.append(f"{len(o.deploy)} deployment(s)")
+        return "; ".join(parts) or "nothing (your units held still)"
 
     def notice(self, update: game_pb2.Update) -> str | None:
         """Chat, offers and trades of the others as they happen; who is done."""
         if self.last is None:
             return None
-        ctx = Context.of(self.last)
+        ctx = Context.of(self.last, dict(self.labels))
         you = self.last.you
         if update.kind == "chat" and update.chat.seat != you:
             to = "you" if update.chat.HasField("to") else "all"
@@ -777,93 +1190,149 @@ class ArchipelagoUI(RoundUI):
             return f"[offer {oid} was taken by another player]"
         return None
 
-    async def orders(self, client: Client, game_id: str, view: game_pb2.GetViewResponse, feed: Feed,
-                     lines: Lines, screen: Screen) -> str:
-        """Commands until the orders are in (done), the round closes (MOVED_ON) or the input ends."""
-        ctx = Context.of(view)
-        draft = Draft.of(view.archipelago_pending) if view.HasField("archipelago_pending") else Draft()
-        setup = view.archipelago.round == 0
-        if setup:
-            screen.say("round 0, deployment: deploy <unit> <x> <y> on your home island (ships on the sea next to "
-                       "it), then done; units left out keep the default layout (A13-A15). help: all commands")
+    async def idle(self, seat: Seat, view: game_pb2.GetViewResponse) -> None:
+        """Done, the round still open: the orders can still be changed and sent again (A16)."""
+        if view.HasField("archipelago") and view.status == lobby_pb2.GAME_STATUS_RUNNING and view.submitted:
+            await self.orders(seat, view)
         else:
-            screen.say("your orders, one a line: move <unit> N E · goto <unit> <x> <y> · act <unit> outpost · "
-                       "build <type> · chat <text> · bank <give> <get> · show · done (help: all commands)")
-        if len(draft):
-            screen.say("\n".join(draft.describe(ctx)) + "\n(your last submission this round: continue from it)")
+            await super().idle(seat, view)
+
+    async def orders(self, seat: Seat, view: game_pb2.GetViewResponse) -> str:
+        """Commands until the orders are in (done), or the round closes (MOVED_ON); raises Leave."""
+        if self.seat is None:
+            self.bind(seat)
+        ctx = self.context(view)
+        draft = self.draft_for(view, ctx)
+        setup = view.archipelago.round == 0
+        if view.submitted:
+            seat.say(f"you are done for round {view.round}; you may still change your orders and type done again")
+        elif setup:
+            seat.say("round 0, deployment: deploy <unit> <x> <y> on your home island (ships: on the sea next to it),\n"
+                     "then done; units left out keep the default layout (A13-A15). help: all commands")
+        else:
+            seat.say("your orders, one a line: move <unit> N E · goto <unit> <x> <y> · act <unit> outpost · "
+                     "build <type> · show · done")
+        if len(draft) and not view.submitted:
+            seat.say("\n".join(draft.describe(ctx)) + "\n(your orders so far this round: continue from them)")
         while True:
-            label = deadline_label(view.round, view.deadline_unix_ms)
-            screen.prompt(f"{label} {'deploy' if setup else 'orders'} ({len(draft)} so far)> ")
-            text, ended = await answer(screen, lines, feed, view)
-            if ended:
-                return ended
+            text = await seat.read(view, f"{'deploy' if setup else 'orders'} ({len(draft)} so far)> ")
+            if text is None:
+                return MOVED_ON
             try:
                 cmd = parse_command(text, ctx)
+                if isinstance(cmd, ControlCmd):
+                    outcome = await self._control(cmd.name, seat, view, ctx, draft)
+                    if outcome is not None:
+                        return outcome
+                elif isinstance(cmd, ActionCmd):
+                    fresh = await self._act(cmd, seat, view, ctx)
+                    if fresh is not None:
+                        ctx = self.context(fresh)
+                elif isinstance(cmd, StandingCmd):
+                    await self._standing(cmd, seat, view, ctx)
+                else:
+                    seat.say(draft.apply(cmd, ctx))
+                    self.keep(view, draft)
             except EmptyLine:
                 continue
             except ValueError as exc:
-                screen.say(f"error: {exc}")
-                continue
-            if isinstance(cmd, ControlCmd):
-                outcome = await self._control(cmd.name, client, game_id, view, feed, ctx, draft, screen)
-                if outcome is not None:
-                    return outcome
-            elif isinstance(cmd, ActionCmd):
-                fresh = await self._act(cmd, client, game_id, view, ctx, screen)
-                if fresh is not None:
-                    ctx = Context.of(fresh)
-            else:
-                screen.say(draft.apply(cmd, ctx))
+                seat.say(f"error: {exc}")
 
-    async def _control(self, name: str, client: Client, game_id: str, view: game_pb2.GetViewResponse,
-                       feed: Feed, ctx: Context, draft: Draft, screen: Screen) -> str | None:
+    async def _control(self, name: str, seat: Seat, view: game_pb2.GetViewResponse, ctx: Context,
+                       draft: Draft) -> str | None:
         if name == "help":
-            screen.say(HELP)
+            seat.say(HELP)
+        elif name == "quit":
+            from client.terminal import Leave
+
+            raise Leave("quit")
         elif name == "types":
-            screen.say(unit_types())
+            seat.say(unit_types())
         elif name == "show":
-            screen.say("\n".join(draft.describe(ctx)))
+            seat.say("\n".join(draft.describe(ctx)))
         elif name == "clear":
             draft.clear()
-            screen.say("orders cleared")
-        elif name == "map":
-            fresh = await self._fresh(client, game_id, view)
-            screen.say(render(fresh if fresh is not None else ctx.view))
+            self.keep(view, draft)
+            seat.say("orders cleared")
+        elif name in ("map", "info"):
+            fresh = await self._fresh(seat, view)
+            v = fresh if fresh is not None else ctx.view
+            if name == "map":
+                seat.term.clear()
+                seat.say(screen(v, self.context(v).marks, draft))
+            else:
+                seat.say(render(v, self.labels))
+        elif name == "standing":
+            fresh = await self._fresh(seat, view)
+            seat.say(describe_all_standing(fresh if fresh is not None else view, ctx))
         else:  # done, draft
-            return await self._submit(client, game_id, view, feed, draft, screen, done=name == "done")
+            return await self._submit(seat, view, ctx, draft, done=name == "done")
         return None
 
-    async def _submit(self, client: Client, game_id: str, view: game_pb2.GetViewResponse, feed: Feed,
-                      draft: Draft, screen: Screen, *, done: bool) -> str | None:
+    async def _submit(self, seat: Seat, view: game_pb2.GetViewResponse, ctx: Context, draft: Draft, *,
+                      done: bool) -> str | None:
+        problems = check_draft(draft, ctx)
+        if problems:
+            seat.say("not sent — " + ("these orders need a change:" if len(problems) > 1 else "this order needs a "
+                                      "change:") + "".join(f"\n  {p}" for p in problems))
+            return None
+        sent = draft.orders()
         try:
-            await client.submit_message(game_id, view.version, "archipelago", draft.orders(),
-                                        key=f"play-{view.round}-{secrets.token_hex(6)}", draft=not done)
+            await seat.client.submit_message(seat.game_id, view.version, "archipelago", sent, key=seat.key(),
+                                             draft=not done)
         except ApiError as err:
             if err.status in ("ABORTED", "FAILED_PRECONDITION"):  # the round closed meanwhile
-                screen.say(f"too late: {err.message}")
+                seat.say(f"too late: {err.message}")
                 return MOVED_ON
-            screen.say(f"refused: {err.message}")
+            seat.say(in_player_words(err, sent, ctx))
             return None
         n = len(draft)
         what = f"{n} order{'s' if n != 1 else ''}"
         if not done:
-            feed.drafted.add(view.round)
-            screen.say(f"draft saved for round {view.round} ({what}); it stands if the round closes before you "
-                       "are done (type done when you are)")
+            seat.feed.drafted.add(view.round)
+            self.keep(view, draft)
+            seat.say(f"draft saved for round {view.round} ({what}); it stands if the round closes before you "
+                     "are done (type done when you are)")
             return None
-        feed.mine.add(view.round)
-        screen.say(f"orders in for round {view.round} ({what})")
+        seat.feed.mine.add(view.round)
+        self.keep(view, draft, done=True)
+        seat.say(f"orders in for round {view.round} ({what})")
         return SUBMITTED
 
-    async def _act(self, cmd: ActionCmd, client: Client, game_id: str, view: game_pb2.GetViewResponse,
-                   ctx: Context, screen: Screen) -> game_pb2.GetViewResponse | None:
+    async def _standing(self, cmd: StandingCmd, seat: Seat, view: game_pb2.GetViewResponse, ctx: Context) -> None:
+        fresh = await self._fresh(seat, view)
+        now = A.ArchipelagoStandingOrders()
+        src = fresh if fresh is not None else view
+        if src.HasField("archipelago_standing"):
+            now.CopyFrom(src.archipelago_standing)
+        if cmd.posture:
+            now.posture = cmd.posture
+            said = f"posture: {cmd.posture} (A71)"
+        else:
+            kept = [o for o in now.units if o.unit != cmd.unit]
+            del now.units[:]
+            now.units.extend(kept)
+            if cmd.order is not None:
+                now.units.append(cmd.order)
+                said = f"standing order: {describe_standing(cmd.order, ctx)}"
+            else:
+                said = f"standing order of {ctx.unit_name(cmd.unit)} cleared"
+        try:
+            await seat.client.set_standing(seat.game_id, key=seat.key(), archipelago=now)
+        except ApiError as err:
+            seat.say(in_player_words(err, None, ctx))
+            return
+        seat.say(said)
+
+    async def _act(self, cmd: ActionCmd, seat: Seat, view: game_pb2.GetViewResponse,
+                   ctx: Context) -> game_pb2.GetViewResponse | None:
         """An immediate action; the view after it (None when refused or not readable)."""
         try:
-            await client.act(game_id, key=f"play-{view.round}-{secrets.token_hex(6)}", **{cmd.kind: cmd.message})
+            await seat.client.act(seat.game_id, key=seat.key(), **{cmd.kind: cmd.message})
         except ApiError as err:
-            screen.say(f"refused: {err.message}")
+            seat.say(in_player_words(err, None, ctx))
             return None
-        fresh = await self._fresh(client, game_id, view)
+        fresh = await self._fresh(seat, view)
         line = f"done: {describe_action(cmd, ctx)}"
         if fresh is not None and fresh.HasField("archipelago"):
             if cmd.kind in ("bank", "accept"):
@@ -872,17 +1341,30 @@ class ArchipelagoUI(RoundUI):
                 mine = [o.id for o in fresh.archipelago.offers if o.from_seat == view.you]
                 if mine:
                     line += f" (offer {mine[-1]})"
-        screen.say(line)
+        seat.say(line)
         return fresh if fresh is not None and fresh.round == view.round else None
 
     @staticmethod
-    async def _fresh(client: Client, game_id: str, view: game_pb2.GetViewResponse) -> game_pb2.GetViewResponse | None:
+    async def _fresh(seat: Seat, view: game_pb2.GetViewResponse) -> game_pb2.GetViewResponse | None:
         with contextlib.suppress(ApiError, OSError):
-            fresh = await client.view(game_id)
+            fresh = await seat.client.view(seat.game_id)
             if fresh.HasField("archipelago"):
                 return fresh
         return None
 
 
-__all__ = ["ArchipelagoUI", "Command", "Context", "Draft", "Marks", "describe_event", "parse_command", "render",
-           "render_map"]
+def describe_all_standing(view: game_pb2.GetViewResponse, ctx: Context) -> str:
+    if not view.HasField("archipelago_standing"):
+        return "standing orders: none (posture hold: your units stay when you are away, A71)"
+    so = view.archipelago_standing
+    lines = [f"standing orders: posture {so.posture or 'hold'} (A71)"]
+    lines += [f"  {describe_standing(o, ctx)}" for o in so.units] or ["  no unit has its own standing order"]
+    if so.build_queue:
+        lines.append("  build queue: " + ", ".join(describe_build(b, ctx) for b in so.build_queue))
+    if so.HasField("bonus"):
+        lines.append(f"  bonus: {so.bonus}")
+    return "\n".join(lines)
+
+
+__all__ = ["ArchipelagoUI", "Command", "Context", "Draft", "Marks", "describe_event", "in_player_words",
+           "parse_command", "render", "render_map", "screen"]

@@ -9,16 +9,18 @@ licence line (Arcmage, CC BY-SA 4.0).  While the others act the screen is one li
 (:func:`summary`), with the events of the game shown as they come (:meth:`ArcmageUI.notice`).
 
 The prompt lists ``view.arcmage.legal`` numbered (:func:`describe_action` words each one); the player
-types a number, ``pass``, ``card <id>`` (a card's whole face), ``table``, ``chat <text>`` or ``help``.
+types a number, ``pass``, ``card <id>`` (a card's whole face), ``table``, ``chat <text>``, ``help`` or
+``quit``; while the others act, the same commands but the actions (chat, table, card, help, quit).
 The chosen action goes to Game.Act with the view's version: a step that moved on meanwhile is
 "too late", the new table is shown.  The game-neutral machinery (the Watch stream kept open all game,
-cancellable input, abandoning the prompt when the step moves on) is :mod:`client.play`'s.
+the terminal, abandoning the prompt when the step moves on) is :mod:`client.play`'s.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,19 +29,19 @@ from typing import Any
 from google.protobuf import json_format
 
 from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2
-from client.base import BaseClient as Client
 from client.errors import ApiError
-from client.play import MOVED_ON, SUBMITTED, EmptyLine, Feed, Lines, Screen, answer
+from client.play import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, Seat, common_command
+from client.terminal import Leave
 from client.views import view_dict
 
 TEXT_WIDTH = 100  # a card's text in the hand is cut here ("card <id>" shows it whole)
 HELP = """\
 Type the number of an action from the list, or:
-  pass          pass: end this phase step, or let the stack resolve / the window close
-  card <id>     a card's whole face (e.g. card c12)
-  table         the table again, as it is now
-  chat <text>   a message to everyone
-  help          this list"""
+  pass                         pass: end this phase step, or let the stack resolve / the window close
+  card <id>                    a card's whole face (e.g. card c12)
+  table                        the table again, as it is now
+  chat <text>                  a message to everyone
+""" + COMMON_HELP
 DRAWS = {"draw2": "draw 2 cards", "draw1": "draw 1 card (and put a card into a resource pile)",
          "draw0": "draw no card"}
 
@@ -124,6 +126,24 @@ class Table:
         if c.get("enchantments"):
             parts.append("enchanted by " + ", ".join(self.name(e) for e in c["enchantments"]))
         return " ".join(parts)
+
+
+SCREEN_W = 120  # the terminal's width: a line of the table is wrapped (hand lines cut) to it
+
+
+def fit(lines: Sequence[str]) -> str:
+    """The table's lines within SCREEN_W: a card of the hand cut (``card <id>`` shows it whole), any
+    other long line wrapped under itself."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= SCREEN_W:
+            out.append(line)
+        elif line.startswith("  ") and " — " in line and "(c" in line.split(":", 1)[0]:
+            out.append(line[: SCREEN_W - 1] + "…")
+        else:
+            indent = " " * (len(line) - len(line.lstrip()) + 2)
+            out += textwrap.wrap(line, SCREEN_W, subsequent_indent=indent, break_on_hyphens=False)
+    return "\n".join(out)
 
 
 def cost_text(face: Mapping[str, Any]) -> str:
@@ -350,7 +370,7 @@ def render(view: game_pb2.GetViewResponse, now_ms: float | None = None) -> str:
         out.append(describe_pending(t))
     if v.get("attribution"):
         out.append(str(v["attribution"]))
-    return "\n".join(out)
+    return fit(out)
 
 
 def summary(view: game_pb2.GetViewResponse, now_ms: float | None = None) -> str:
@@ -383,8 +403,8 @@ def parse_choice(text: str, actions: Sequence[Mapping[str, Any]]) -> dict[str, A
         return dict(actions[n - 1])
     if verb in ("pass", "p"):
         return {"pass": {}}
-    if verb in ("table", "t", "help", "h", "?"):
-        return ({"t": "table", "h": "help", "?": "help"}.get(verb, verb), "")
+    if verb in ("table", "t", "help", "h", "?", "quit", "exit", "leave"):
+        return ({"t": "table", "h": "help", "?": "help", "exit": "quit", "leave": "quit"}.get(verb, verb), "")
     if verb == "card":
         if len(words) != 2:
             raise ValueError("card <id>, e.g. card c12")
@@ -402,7 +422,7 @@ def action_list(view: game_pb2.GetViewResponse, actions: Sequence[Mapping[str, A
     lines = [f"  {i:>2}. {describe_action(a, t)}" for i, a in enumerate(actions, 1)]
     if {"pass": {}} not in actions:
         lines.append("      (pass is not legal now)")
-    return "your actions:\n" + "\n".join(lines)
+    return fit(["your actions:", *lines])
 
 
 class ArcmageUI:
@@ -438,61 +458,121 @@ class ArcmageUI:
             return None
         return f"[{describe_event(update.event_kind, whole(json_format.MessageToDict(update.data)), t)}]"
 
-    async def orders(self, client: Client, game_id: str, view: game_pb2.GetViewResponse, feed: Feed,
-                     lines: Lines, screen: Screen) -> str:
-        """A numbered action until one is in (SUBMITTED), the step moves on (MOVED_ON) or the input ends."""
+    def label(self, view: game_pb2.GetViewResponse) -> str:
+        t = Table.of(view)
+        clock = countdown(view.step.deadline_unix_ms)
+        return f"[turn {t.v.get('turn', 0)} · {view.step.kind}{' · ' + clock if clock else ''}]"
+
+    def progress(self, view: game_pb2.GetViewResponse) -> str:
+        if not view.HasField("arcmage"):
+            return "lobby"
+        t = Table.of(view)
+        return f"turn {t.v.get('turn', 0)} · {t.whose(t.v.get('active'))} turn · {t.v.get('phase', '?')}"
+
+    def deadline(self, view: game_pb2.GetViewResponse) -> int:
+        return view.step.deadline_unix_ms
+
+    def my_status(self, view: game_pb2.GetViewResponse) -> str:
+        if view.status != lobby_pb2.GAME_STATUS_RUNNING:
+            return "waiting" if view.status == lobby_pb2.GAME_STATUS_LOBBY else "game over"
+        return "your move" if self.expected(view) else "waiting for " + (
+            ", ".join(Table.of(view).who(p) for p in view.step.players) or "the others")
+
+    def scores(self, view: game_pb2.GetViewResponse) -> dict[int, str]:
+        out = {}
+        for seat in (view_dict(view).get("seats") or []):
+            n = len(seat.get("cities") or [])
+            out[int(seat.get("seat", 0))] = f"{n} kingdom{'s' if n != 1 else ''}" + (
+                " (out)" if seat.get("out") else "")
+        return out
+
+    def words(self, view: game_pb2.GetViewResponse, before: Sequence[str]) -> Sequence[str]:
+        if not before:
+            numbers = [str(i) for i in range(1, len(view.arcmage.legal) + 1)]
+            return ["pass", "card", "table", "chat", "help", "quit", *numbers]
+        if before[0].lower() == "card" and len(before) == 1:
+            return sorted(Table.of(view).cards)
+        return []
+
+    def welcome_back(self, seat: Seat, view: game_pb2.GetViewResponse) -> str | None:
+        return None
+
+    def bind(self, seat: Seat) -> None:
+        pass
+
+    def autopilot_turn(self, turn: game_pb2.AutopilotTurn, view: game_pb2.GetViewResponse) -> str:
+        t = Table.of(view)
+        acts = [describe_action(whole(json_format.MessageToDict(a)), t) for a in turn.arcmage.actions]
+        return "; ".join(acts) or "nothing"
+
+    async def idle(self, seat: Seat, view: game_pb2.GetViewResponse) -> None:
+        while True:
+            text = await seat.read(view, "waiting (chat <text> · table · card <id> · help · quit)> ")
+            if text is None:
+                return
+            try:
+                choice = parse_choice(text, [])
+            except EmptyLine:
+                continue
+            except ValueError:
+                await common_command(seat, text, HELP)
+                continue
+            if isinstance(choice, tuple):
+                await self._command(choice, seat, view, [])
+            else:
+                seat.say("not your move now: wait for your turn (or chat, table, card <id>, help, quit)")
+
+    async def orders(self, seat: Seat, view: game_pb2.GetViewResponse) -> str:
+        """A numbered action until one is in (SUBMITTED) or the step moves on (MOVED_ON); raises Leave."""
         actions = legal(view)
-        screen.say(action_list(view, actions))
+        seat.say(action_list(view, actions))
         t = Table.of(view)
         while True:
-            clock = countdown(view.step.deadline_unix_ms)
-            screen.prompt(f"[turn {t.v.get('turn', 0)} · {view.step.kind}{' · ' + clock if clock else ''}] "
-                          f"action (1-{len(actions)}, pass, help)> ")
-            text, ended = await answer(screen, lines, feed, view)
-            if ended:
-                return ended
+            text = await seat.read(view, f"action (1-{len(actions)}, pass, help)> ")
+            if text is None:
+                return MOVED_ON
             try:
                 choice = parse_choice(text, actions)
             except EmptyLine:
                 continue
             except ValueError as exc:
-                screen.say(f"error: {exc}")
+                seat.say(f"error: {exc}")
                 continue
             if isinstance(choice, tuple):
-                await self._command(choice, client, game_id, view, screen, actions)
+                await self._command(choice, seat, view, actions)
                 continue
             try:
-                await client.act(game_id, key=f"play-{view.version}-{secrets.token_hex(6)}", version=view.version,
-                                 arcmage=json_format.ParseDict(choice, arcmage_pb2.ArcmageAction()))
+                await seat.client.act(seat.game_id, key=f"play-{view.version}-{secrets.token_hex(6)}",
+                                      version=view.version,
+                                      arcmage=json_format.ParseDict(choice, arcmage_pb2.ArcmageAction()))
             except ApiError as err:
                 if err.status in ("ABORTED", "FAILED_PRECONDITION"):  # the step moved on meanwhile
-                    screen.say(f"too late: {err.message}")
+                    seat.say(f"too late: {err.message}")
                     return MOVED_ON
-                screen.say(f"refused: {err.message}")
+                seat.say(f"refused: {err.message}" + (f" (rule {err.rule}: /rules/arcmage#{err.rule})"
+                                                      if err.rule else ""))
                 continue
-            screen.say(f"done: {describe_action(choice, t)}")
+            seat.say(f"done: {describe_action(choice, t)}")
             return SUBMITTED
 
-    async def _command(self, cmd: tuple[str, str], client: Client, game_id: str, view: game_pb2.GetViewResponse,
-                       screen: Screen, actions: Sequence[Mapping[str, Any]]) -> None:
+    async def _command(self, cmd: tuple[str, str], seat: Seat, view: game_pb2.GetViewResponse,
+                       actions: Sequence[Mapping[str, Any]]) -> None:
         name, arg = cmd
         if name == "help":
-            screen.say(HELP)
+            seat.say(HELP)
+        elif name == "quit":
+            raise Leave("quit")
         elif name == "table":
-            screen.say(render(view) + "\n" + action_list(view, actions))
+            seat.say(render(view) + ("\n" + action_list(view, actions) if actions else ""))
         elif name == "card":
             t = Table.of(view)
             if arg not in t.cards:
-                screen.say(f"error: no card {arg!r} you can see")
+                seat.say(f"error: no card {arg!r} you can see")
             else:
-                screen.say(f"{t.name(arg)}: {face_line(t.face(arg), None)}"
-                           + (f" · artist {t.face(arg)['artist']}" if t.face(arg).get("artist") else ""))
+                seat.say(f"{t.name(arg)}: {face_line(t.face(arg), None)}"
+                         + (f" · artist {t.face(arg)['artist']}" if t.face(arg).get("artist") else ""))
         elif name == "chat":
-            try:
-                await client.chat(game_id, arg, key=f"chat-{secrets.token_hex(6)}")
-                screen.say(f"chat sent: {arg}")
-            except ApiError as err:
-                screen.say(f"refused: {err.message}")
+            await common_command(seat, f"chat {arg}", HELP)
 
 
 __all__ = ["ArcmageUI", "Table", "action_list", "describe_action", "describe_event", "describe_pending", "legal",

@@ -23,6 +23,15 @@ NAMESPACE = "archipelago-tests"
 SHARDS = 2
 
 
+@pytest.fixture(autouse=True)
+def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test keeps `archipelago play`'s local state (drafts, labels: client.draft_store) in a
+    temporary folder of its own (and so do the clients it starts), never in the user's."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state / "archipelago"
+
+
 @pytest.fixture(scope="session")
 def tmp_root() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="arch-tests-") as d:

@@ -69,6 +69,7 @@ class GameClient:
     seats = (2, 2)  # the fewest and most seats of a game
     seats_rule = ""  # the rule that says so ("A1")
     progress = "round"  # what GetViewResponse.round counts ("round", "turn")
+    commands = ""  # the in-game commands of `archipelago play`, in one sentence (for `play --help`)
     create_args: tuple[Arg, ...] = ()  # flags of `archipelago create <kind>`
     seat_args: tuple[Arg, ...] = ()  # a joining player's own choices (join, bot, play)
 
@@ -114,6 +115,13 @@ class RoundGame(GameClient):
                                            idempotency_key=f"bot-{view.round}")
         getattr(req, self.kind).CopyFrom(orders_message(self.kind, self.orders(view)))
         return Move("SubmitOrders", req, game_pb2.SubmitOrdersResponse, f"{self.progress} {view.round}: submitted")
+
+
+def in_game_help() -> str:
+    """The in-game commands of `archipelago play`, every game's (for ``play --help``)."""
+    games = " ".join(f"{g.title}: {g.commands}" for g in all_clients() if g.commands)
+    return ("In the game (every game): help lists the commands; quit (or Ctrl-D, Ctrl-C) leaves and says how to "
+            f"come back; chat <text> talks to everyone; Tab completes commands and names. {games}")
 
 
 def a_or_an(word: str) -> str:
@@ -168,4 +176,4 @@ def refuse_foreign_args(args: argparse.Namespace, which: str, game: GameClient) 
 
 
 __all__ = ["GAMES", "Arg", "GameClient", "Move", "RoundGame", "a_or_an", "add_args", "all_clients", "game_client",
-           "merged_args", "refuse_foreign_args"]
+           "in_game_help", "merged_args", "refuse_foreign_args"]

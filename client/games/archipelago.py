@@ -32,6 +32,12 @@ class ArchipelagoClient(RoundGame):
     title = "Archipelago"
     seats = (2, 8)
     seats_rule = "A1"
+    commands = ("orders build up until done: move <unit> N E, goto <unit> <x> <y>, act <unit> outpost|bombard|"
+                "strike|reveal, stay <unit>, build <type>, drop <n>, bonus <resource>, deploy <unit> <x> <y> "
+                "(round 0); show, clear, draft, done; standing orders: standing [<unit> stay|guard|patrol|move|"
+                "escort|hunt|clear], "
+                "posture <hold|defensive|balanced|aggressive>; at once: bank, offer, accept, decline, withdraw; "
+                "map, info, types. A unit is named by its letter on the map, which never moves to another unit.")
     create_args = (MAX_ROUNDS, TARGET)
 
     def create_options(self, args: argparse.Namespace) -> dict[str, Message]:

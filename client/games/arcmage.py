@@ -78,6 +78,7 @@ class ArcmageClient(GameClient):
     title = "Arcmage"
     seats = (2, 4)
     seats_rule = "M1"
+    commands = "the number of a legal action from the list, pass, card <id> (a card's face), table."
     progress = "turn"
     create_args = (CREATE_DECK, MAX_TURNS)
     seat_args = (SEAT_DECK,)

@@ -17,6 +17,8 @@ class SalvoClient(RoundGame):
     title = "Salvo"
     seats = (2, 2)
     seats_rule = "S1"
+    commands = ("round 0: random, or <ship> <bow square> h|v for each ship (battleship A1 h, cruiser C3 v, …); "
+                "then the squares to fire at (A1 B2 J10).")
 
     def orders(self, view: game_pb2.GetViewResponse) -> dict[str, Any]:
         from client.views import view_dict

@@ -117,16 +117,17 @@ def test_a81_a82_the_map_shows_coordinates_own_units_enemies_the_log_bases_and_o
 
 def test_a82_the_legend_lists_own_units_with_cargo_and_enemies_in_sight_with_type_only_once_revealed() -> None:
     text = render(a_view())
-    assert "  a  aa00000001  Turai (rank1)          (3,1)" in text
-    assert "  b  aa00000002  Dvora (dvora)          (1,2)  cargo: c (aa00000003, Samal)" in text
-    assert "  c  aa00000003  Samal (rank3)          (1,2)  in b (aa00000002, Dvora)" in text
-    assert "  A  ee00000001  seat 1 (bob)  land (5,2)  Rabat (rank2)" in text
-    assert "  B  ee00000002  seat 1 (bob)  sea  (6,1)\n" in text  # no type: not revealed
+    assert "  a  Private (rank1)                (3,1)" in text
+    assert "  b  Dvora (dvora)                  (1,2)  cargo: c (Sergeant at (1,2))" in text
+    assert "  c  Sergeant (rank3)               (1,2)  in b (Dvora at (1,2))" in text
+    assert "  A  seat 1 (bob)  land (5,2)  Corporal (rank2)" in text
+    assert "  B  seat 1 (bob)  sea  (6,1)\n" in text  # no type: not revealed
+    assert "aa0000000" not in text and "ee0000000" not in text  # no internal id on the screen
 
 
 def test_a83_the_enemy_log_says_where_and_how_many_rounds_ago() -> None:
     text = render(a_view())
-    assert "  *  ee00000009  seat 1 (bob)  last at (7,4), seen 2 rounds ago (round 1)  Dvora (dvora)" in text
+    assert "  *  seat 1 (bob)  last at (7,4), seen 2 rounds ago (round 1)  Dvora (dvora)" in text
 
 
 def test_a84_stock_score_and_the_seats_public_figures() -> None:
@@ -150,8 +151,7 @@ def test_a53_pending_offers_and_this_rounds_chat() -> None:
 
 def test_a85_the_last_rounds_events() -> None:
     text = render(a_view())
-    assert ("  fight at (5,2): your Turai (rank1) aa00000007 (destroyed); seat 1 (bob)'s Rabat (rank2) "
-            "A (ee00000001) (won)") in text
+    assert "  fight at (5,2): your Private (destroyed); A (seat 1 (bob)'s Corporal at (5,2)) (won)" in text
     assert "  production: resources 1 wood + 2 food" in text
 
 
@@ -183,7 +183,7 @@ def test_a_game_in_its_lobby_has_no_map_yet() -> None:
 # ---------------------------------------------------------------------------------------- commands
 def test_a18_move_takes_a_path_of_steps_by_label_id_or_id_start() -> None:
     c = ctx()
-    assert parse_command("move a N", c) == UnitCmd(A.UnitOrder(unit="aa00000001", path=["N"]))
+    assert parse_command("move a S", c) == UnitCmd(A.UnitOrder(unit="aa00000001", path=["S"]))
     assert parse_command("MOVE b n,E", c) == UnitCmd(A.UnitOrder(unit="aa00000002", path=["N", "E"]))
     assert parse_command("move aa00000002 ne", c) == UnitCmd(A.UnitOrder(unit="aa00000002", path=["N", "E"]))
     with pytest.raises(ValueError, match="several of your units"):
@@ -324,18 +324,23 @@ def test_controls_blank_lines_and_unknown_commands() -> None:
 def test_a18_the_last_order_given_to_a_unit_stands() -> None:
     c = ctx()
     draft = Draft()
-    for line in ("move a N", "goto b 6 4", "move a E", "build dvora", "bonus food", "build landmine 3 3",
+    for line in ("move a S", "goto b 6 4", "move a E", "build dvora", "bonus food", "build landmine 3 3",
                  "act f strike B"):
         cmd = parse_command(line, c)
         assert not isinstance(cmd, (ControlCmd, ActionCmd))
         draft.apply(cmd, c)
-    assert draft.apply(StayCmd("aa00000002"), c) == "b (aa00000002, Dvora): stays"
+    # stay: the unit holds still this round, an order to its own tile (no standing order moves it, A70)
+    said = draft.apply(StayCmd("aa00000002"), c)
+    assert said == "b (Dvora at (1,2)): stays this round (whatever its standing orders)"
     orders = draft.orders()
     assert [(o.unit, list(o.path), o.action) for o in orders.units] == [("aa00000001", ["E"], ""),
-                                                                         ("aa00000006", [], "strike")]
+                                                                         ("aa00000006", [], "strike"),
+                                                                         ("aa00000002", [], "")]
+    assert orders.units[2].to == A.Tile(x=1, y=2)
     assert [b.type for b in orders.builds] == ["dvora", "landmine"] and orders.bonus == "food"
-    assert draft.describe(c) == ["orders for round 3:", "  a (aa00000001, Turai): move E",
-                                 "  f (aa00000006, Fighter): strike B (ee00000002)", "  build #1: Dvora (dvora)",
+    assert draft.describe(c) == ["orders for round 3:", "  a (Private at (3,1)): move E",
+                                 "  f (Fighter at (2,3)): strike B (seat 1 (bob)'s sea unit at (6,1))",
+                                 "  b (Dvora at (1,2)): stays", "  build #1: Dvora (dvora)",
                                  "  build #2: Land mine (landmine) at (3,3)",
                                  "  bonus choice: food"]
     assert Draft.of(orders).orders() == orders  # a pending submission continues as the draft
@@ -351,6 +356,7 @@ class ArchipelagoGame(ScriptedGame):
     def __init__(self) -> None:
         super().__init__()
         self.acts: list[game_pb2.ActRequest] = []
+        self.standing: list[A.ArchipelagoStandingOrders] = []
 
     async def add(self, update: game_pb2.Update) -> None:
         """Push an update made by the test (its seq is the next one)."""
@@ -369,6 +375,11 @@ class ArchipelagoGame(ScriptedGame):
             view = game_pb2.GetViewResponse()
             view.CopyFrom(self.current)
             return view  # type: ignore[return-value]
+        if method == "SetStandingOrders":
+            assert isinstance(request, game_pb2.SetStandingOrdersRequest)
+            self.standing.append(request.archipelago)
+            self.current.archipelago_standing.CopyFrom(request.archipelago)
+            return game_pb2.SetStandingOrdersResponse()  # type: ignore[return-value]
         if method == "Act":
             assert isinstance(request, game_pb2.ActRequest)
             which = request.WhichOneof("action")
@@ -426,7 +437,7 @@ async def test_a13_a15_round_0_deploys_and_is_done() -> None:
     keys.typed.put_nowait("move a N")
     at = await screen.expect("error: round 0 is for deployment (A13)", at)
     keys.typed.put_nowait("deploy a 4 2")
-    at = await screen.expect("a (aa00000001, Turai): deploy at (4,2)", at)
+    at = await screen.expect("a (Private at (3,1)): deploy at (4,2)", at)
     keys.typed.put_nowait("done")
     at = await screen.expect("orders in for round 0 (1 order)", at)
     await screen.expect("waiting for the others", at)
@@ -453,13 +464,17 @@ async def test_a16_a52_a53_a_round_of_commands_refusals_notices_and_the_close_at
     at = await screen.expect("orders (0 so far)> ", at)
     assert agame.open_streams == 1  # connected at the prompt (A17)
 
-    keys.typed.put_nowait("move a W")
-    at = await screen.expect("a (aa00000001, Turai): move W", at)
-    keys.typed.put_nowait("done")  # the server refuses: its message names the field and rule
-    at = await screen.expect("refused: units[0].path[0]: rule A91: unit aa00000001: step 1 leaves the board", at)
-    keys.typed.put_nowait("move a N")  # the new order replaces the old one (A18)
+    keys.typed.put_nowait("move a W")  # a land unit sent to sea: a plain reason, nothing sent
+    at = await screen.expect("error: a (Private at (3,1)) walks on land only, and (2,1) is sea", at)
+    keys.typed.put_nowait("move b W")
+    at = await screen.expect("b (Dvora at (1,2)): move W", at)
+    keys.typed.put_nowait("done")  # the server refuses: said about the player's own unit, never its id
+    at = await screen.expect("refused: your order for b (Dvora at (1,2)): move W: units[0].path[0]: rule A91: unit "
+                             "b (Dvora at (1,2)): step 1 leaves the board (rule A91: /rules/archipelago#A91)", at)
+    keys.typed.put_nowait("stay b")
+    keys.typed.put_nowait("move a S")  # the new order replaces the old one (A18)
     keys.typed.put_nowait("show")
-    at = await screen.expect("orders for round 1:\n  a (aa00000001, Turai): move N\n", at)
+    at = await screen.expect("orders for round 1:\n  b (Dvora at (1,2)): stays\n  a (Private at (3,1)): move S\n", at)
 
     keys.typed.put_nowait("bank food wood")  # A52, at once
     at = await screen.expect("done: bank: wood ×1 for your food — stock: wood 6 · food 0 · iron 1 · fuel 0", at)
@@ -475,28 +490,28 @@ async def test_a16_a52_a53_a_round_of_commands_refusals_notices_and_the_close_at
     assert agame.acts[1].chat == game_pb2.ChatAction(text="hi", to=1)
 
     # the others' chat and offers are shown as they come, and the prompt again
-    at = await screen.expect("orders (1 so far)> ", at)
+    at = await screen.expect("orders (2 so far)> ", at)
     await agame.add(game_pb2.Update(kind="chat", round=1, seat=1,
                                     chat=game_pb2.ChatMessage(seat=1, nickname=BOB, text="deal?", to=0)))
     at = await screen.expect("\n[chat] seat 1 (bob) → you: deal?\n", at)
-    at = await screen.expect("orders (1 so far)> ", at)
+    at = await screen.expect("orders (2 so far)> ", at)
     offer = game_pb2.Update(kind="event", event_kind="offer", round=1, seat=-1)
     offer.data.update({"id": "o3", "from": 1, "to": 0, "give": {"iron": 1}, "get": {"wood": 2}})
     await agame.add(offer)
     at = await screen.expect("[offer o3] seat 1 (bob) offers you 1 iron for 2 wood — accept o3 / decline o3", at)
 
     keys.typed.put_nowait("draft")  # A16: kept, not done; the prompt stays
-    at = await screen.expect("draft saved for round 1 (1 order)", at)
-    at = await screen.expect("orders (1 so far)> ", at)
+    at = await screen.expect("draft saved for round 1 (2 orders)", at)
+    at = await screen.expect("orders (2 so far)> ", at)
     assert [(r.draft, list(r.archipelago.units)) for r in agame.submitted] == [
-        (True, [A.UnitOrder(unit="aa00000001", path=["N"])])]
+        (True, [A.UnitOrder(unit="aa00000002", to=A.Tile(x=1, y=2)), A.UnitOrder(unit="aa00000001", path=["S"])])]
 
     # the deadline passes at the prompt: the prompt is abandoned; the draft stood
     await agame.push("round_closed", 1, early=False)
     await agame.push("round_opened", 2, deadline_unix_ms=0)
     agame.set_round(2)
+    at = await screen.expect("Archipelago · round 2 of 60", at)  # the new screen, what happened under it
     at = await screen.expect("round 1 closed at its deadline — you were not done: your draft orders stood", at)
-    at = await screen.expect("Archipelago · round 2 of 60", at)
     at = await screen.expect("orders (0 so far)> ", at)
     assert keys.discarded == 1
 
@@ -511,7 +526,7 @@ async def test_a16_a52_a53_a_round_of_commands_refusals_notices_and_the_close_at
     text = screen.getvalue()[at:]
     assert "round 2 closed: every connected player had submitted" in text
     assert "final scores: you 10, seat 1 (bob) 5" in text
-    assert "game over after round 2: seat(s) [0] won — you win (target)" in text
+    assert "game over after round 2: ann won (the target score was reached) — you win" in text and "[0]" not in text
     assert agame.open_streams == 0
 
 

@@ -172,8 +172,8 @@ async def test_a_round_closing_at_the_prompt_is_reported_and_the_new_round_shown
     await game.push("round_closed", 1, early=False)
     await game.push("round_opened", 2, deadline_unix_ms=0)
     game.set_view(2, shots_allowed=7)
+    at = await screen.expect("your fleet", at)  # the new screen, then what happened under it
     at = await screen.expect("round 1 closed — your orders were not in: the autopilot played for you", at)
-    at = await screen.expect("your fleet", at)
     at = await screen.expect("[round 2 · closes ", at)
     assert keys.discarded == 1 and game.submitted == []
 
@@ -196,7 +196,8 @@ async def test_a_round_closing_at_the_prompt_is_reported_and_the_new_round_shown
         assert await player == 0
     text = screen.getvalue()
     assert "round 2 closed: every connected player had submitted" in text[at:]
-    assert "game over after round 2: seat(s) [1] won — you win (fleet_sunk)" in text[at:]
+    assert "game over after round 2: seat 1 won (every ship of the other fleet was sunk) — you win" in text[at:]
+    assert "[1]" not in text and "False" not in text  # no raw Python
     assert game.watches[:2] == [5, 6]  # from one before the first view's seq, then from the last seq
     assert game.open_streams == 0
 

@@ -1,5 +1,6 @@
-"""StdinLines: the terminal's lines read inside the event loop (a pipe, as the e2e tests feed stdin, and
-a regular file, which the loop cannot watch), cancellable without losing input."""
+"""StdinLines: a plain transcript's lines (`archipelago play` with stdin not a terminal) read inside the
+event loop, with no thread (a pipe, as the e2e tests feed stdin, and a regular file, which the loop cannot
+watch and which never blocks), cancellable without losing input."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from client.play import StdinLines
+from client.terminal import StdinLines
 
 WAIT_S = 10.0
 
@@ -66,7 +67,7 @@ async def test_a_cancelled_read_loses_nothing(pipe: tuple[int, int]) -> None:
         assert await lines.readline() == "C3"
 
 
-async def test_a_regular_file_is_read_by_a_thread(tmp_path: Path) -> None:
+async def test_a_regular_file_is_read_at_once(tmp_path: Path) -> None:
     path = tmp_path / "answers"
     path.write_bytes(b"random\nA1\n")
     fd = os.open(path, os.O_RDONLY)
@@ -76,6 +77,6 @@ async def test_a_regular_file_is_read_by_a_thread(tmp_path: Path) -> None:
             assert await lines.readline() == "random"
             assert await lines.readline() == "A1"
             assert await lines.readline() is None
-        assert lines._watchable is False  # epoll refused the file: the thread read it
+        assert lines._watchable is False  # epoll refused the file: it was read at once
     finally:
         os.close(fd)
