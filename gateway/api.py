@@ -539,9 +539,10 @@ class PlayerAPI:
             return
         sid = self.presence.open(who)
         self.presence.leases[who.agent] = [sid, until, who]
-        was = await self.store.connected(who.game_id, [who.seat])
+        # present first, then asked whether it was already: a stream ending meanwhile sees this one
+        # (no "disconnected"), or this one sees it gone (and says "connected") — never neither
         await self.store.touch_streams([(who.game_id, who.seat, sid)], PRESENCE_TTL_S)
-        if not was:
+        if not await self.store.connected_elsewhere(who.game_id, who.seat, sid):
             await self.store.publish(who.game_id, {"presence": who.seat, "connected": True})
             self.presence.later(self._changed(who.game_id))
 
@@ -560,9 +561,10 @@ class PlayerAPI:
         sid = self.presence.open(who, door)
         try:
             await self.notices.ready(game_id)  # subscribed before the first read: no notice missed
-            was = await self.store.connected(game_id, [seat])
+            # present first, then asked whether it was already (as in hold_presence: a reload's old
+            # stream ending at the same time can never leave the seat shown away)
             await self.store.touch_streams([(game_id, seat, sid)], PRESENCE_TTL_S)
-            if not was:
+            if not await self.store.connected_elsewhere(game_id, seat, sid):
                 await self.store.publish(game_id, {"presence": seat, "connected": True})
             self.presence.later(self._changed(game_id))  # may close the round (A17); not waited for
             since, target = after_seq, 0

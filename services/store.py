@@ -560,6 +560,13 @@ class Store:
         live = {int(m.split(":", 1)[0]) for m in members}
         return live & wanted
 
+    async def connected_elsewhere(self, game_id: str, seat: int, stream: str) -> bool:
+        """``seat`` has a live Watch stream (or grace, or agent lease) other than ``stream``."""
+        now = int(time.time() * 1000)
+        members = await self.redis.zrangebyscore(self.key("presence", game_id), now, "+inf")
+        mine = f"{seat}:{stream}"
+        return any(m != mine and m.split(":", 1)[0] == str(seat) for m in members)
+
     async def server_key(self) -> bytes:
         """The gateways' shared random key (created once)."""
         key = self.key("server_key")

@@ -105,6 +105,16 @@ async def test_a17_presence_is_the_set_of_live_streams(store: Store) -> None:
     assert await store.connected("g", [0, 1]) == set()
 
 
+async def test_a17_a_new_stream_asks_whether_its_seat_was_there_without_it(store: Store) -> None:
+    # a reload: the new stream is present before the old one's end is seen; the new one asks about others
+    await store.touch_streams([("re", 0, "old"), ("re", 1, "x"), ("re", 0, "new")], 60)
+    assert await store.connected_elsewhere("re", 0, "new"), "the old stream is still there"
+    await store.drop_stream("re", 0, "old")
+    assert not await store.connected_elsewhere("re", 0, "new"), "only itself now (seat 1's stream is not seat 0's)"
+    assert await store.connected("re", [0]) == {0}, "and the seat stays connected through it"
+    assert await store.connected_elsewhere("re", 1, "y"), "seat 1's stream x counts for its other stream y"
+
+
 async def test_a17_an_ended_stream_lingers_for_its_grace_and_only_lengthens_the_key(store: Store) -> None:
     await store.touch_streams([("lg", 0, "a"), ("lg", 1, "b")], 5)
     assert await store.linger_stream("lg", 0, "a", 60)  # its stream ended: 60 s of grace
