@@ -263,7 +263,10 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
 
     routes: list[Any] = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/livez", livez),
                          Route("/metrics", metrics)]
-    routes += web.routes() + webclient.routes() + door.routes
+    async def game_known(game_id: str) -> bool:
+        return await api().store.summary(game_id) is not None
+
+    routes += web.routes() + webclient.routes(game_known) + door.routes
     routes += admin.routes(api, admin.token_from_env() if admin_token is None else admin_token)
     # every HTTP answer carries the security headers; an unknown path gets the not-found page (gateway.security)
     app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress), Middleware(SecurityHeaders)],

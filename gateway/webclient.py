@@ -9,6 +9,9 @@ non-browser gets a line of text saying how to join), ``/game/{game_id}`` (lobby,
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,8 @@ from starlette.staticfiles import StaticFiles
 from gateway import rules_page
 
 STATIC = Path(__file__).with_name("static")
+GAME_ID = re.compile(r"[0-9a-f]{16}")  # the gateway's game ids
+log = logging.getLogger(__name__)
 # The shell may change with every release; its modules are revalidated (ETag) on each load.
 _NO_STORE = {"cache-control": "no-cache"}
 
@@ -44,9 +49,23 @@ def archipelago_rules() -> dict[str, Any]:
             "max_bank_rules": standing.MAX_BANK_RULES}
 
 
-def routes() -> list[Any]:
+def routes(game_known: Callable[[str], Awaitable[bool]] | None = None) -> list[Any]:
+    """The client's routes; ``game_known(game_id)`` (None: every id is) makes ``/game/{id}`` of a game
+    that does not exist (or no longer) answer 404 — the same page, whose router then says "no such
+    game" rather than "no seat on this device" (it asks with a HEAD: the page holds no seat to ask with)."""
     async def page(_request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers=_NO_STORE)
+
+    async def game_page(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        status = 200
+        if game_known is not None:
+            try:
+                known = GAME_ID.fullmatch(game_id) is not None and await game_known(game_id)
+                status = 200 if known else 404
+            except Exception as exc:  # the store is down: the page says what it can (never "no such game")
+                log.warning("game page %s: cannot tell whether the game exists: %r", game_id[:32], exc)
+        return FileResponse(STATIC / "index.html", status_code=status, headers=_NO_STORE)
 
     async def join(request: Request) -> Response:
         if "text/html" in request.headers.get("accept", ""):
@@ -61,7 +80,7 @@ def routes() -> list[Any]:
     async def rules_json(_request: Request) -> Response:
         return JSONResponse(rules, headers={"cache-control": "max-age=3600"})
 
-    return [Route("/", page), Route("/game/{game_id}", page), Route("/rejoin", page),
+    return [Route("/", page), Route("/game/{game_id}", game_page), Route("/rejoin", page),
             Route("/join/{code}", join), Route("/client/archipelago.json", rules_json),
             *rules_page.routes(), Mount("/static", StaticFiles(directory=STATIC), name="static")]
 

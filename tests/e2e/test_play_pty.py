@@ -296,6 +296,7 @@ async def test_a17_play_killed_and_restarted_within_the_grace_finds_its_round_an
     after = await seats.human.view(seats.game_id)
     assert after.round == 2 and not after.autopilot_played and not list(after.autopilot_log)
     assert after.archipelago.bonus == "food", "the restored draft's orders were the ones played (A51)"
+    await again.until(lambda: at_prompt(again, "orders (0 so far)> "), "round 2's prompt")
     again.type("\x03")  # Ctrl-C: leaving, with the way back
     await again.shows("To come back: archipelago play")
     assert await again.wait() == 130

@@ -27,12 +27,34 @@ async def http() -> Any:
         yield client
 
 
-@pytest.mark.parametrize("path", ["/", "/game/3f2a9c", "/rejoin", "/join/7KQ2ZP"])
-async def test_every_client_path_serves_the_page(http: Any, path: str) -> None:
+@pytest.mark.parametrize(("path", "status"), [("/", 200), ("/rejoin", 200), ("/join/7KQ2ZP", 200),
+                                             ("/game/3f2a9c", 404)])  # (no game can have that id)
+async def test_every_client_path_serves_the_page(http: Any, path: str, status: int) -> None:
     resp = await http.get(path, headers={"accept": "text/html,application/xhtml+xml"})
-    assert resp.status_code == 200
+    assert resp.status_code == status
     assert resp.headers["content-type"].startswith("text/html")
     assert '<script type="module" src="/static/js/app.js">' in resp.text
+
+
+class _Store:
+    def __init__(self, known: set[str], down: bool = False) -> None:
+        self.known, self.down = known, down
+
+    async def summary(self, game_id: str) -> dict[str, Any] | None:
+        if self.down:
+            raise ConnectionError("redis is down")
+        return {"game_id": game_id} if game_id in self.known else None
+
+
+@pytest.mark.parametrize(("down", "statuses"), [(False, (200, 404)), (True, (200, 200))], ids=["up", "store-down"])
+async def test_a_game_page_answers_404_for_a_game_that_does_not_exist(down: bool, statuses: tuple[int, int]) -> None:
+    # the page is the same either way (its router shows "no such game" or "no seat on this device");
+    # with the store down the gateway cannot tell, and never says "no such game" of a game that may exist
+    app = build_app(_health)
+    app.state.api = type("Api", (), {"store": _Store({"0123456789abcdef"}, down)})()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway.test") as c:
+        got = [await c.head(f"/game/{g}") for g in ("0123456789abcdef", "fedcba9876543210")]
+    assert tuple(r.status_code for r in got) == statuses
 
 
 async def test_invite_link_tells_a_non_browser_how_to_join(http: Any) -> None:

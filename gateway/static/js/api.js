@@ -22,12 +22,13 @@ export class ApiError extends Error {
 
 const offlineError = () => new ApiError({ code: 'net/offline', offline: true, retry: true });
 
-export async function call(rpc, body = {}, secret = '') {
+// `keepalive`: the request outlives the page (sent while it is being left or reloaded).
+export async function call(rpc, body = {}, secret = '', { keepalive = false } = {}) {
   const headers = { 'content-type': 'application/json' };
   if (secret) headers.authorization = `Bearer ${secret}`;
   let response;
   try {
-    response = await fetch(`/v1/${rpc}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    response = await fetch(`/v1/${rpc}`, { method: 'POST', headers, body: JSON.stringify(body), keepalive });
   } catch (e) {
     throw offlineError();
   }

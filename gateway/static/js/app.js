@@ -3,6 +3,7 @@
 // game kind here. Talks to the JSON + WebSocket door only.
 import { call, randomId, Watch } from './api.js';
 import { fill, h, s } from './dom.js';
+import { errorNode } from './errors.js';
 import { GAMES, gameOf } from './games.js';
 import * as i18n from './i18n.js';
 import { seatColor } from './seats.js';
@@ -47,7 +48,10 @@ function stored(key, fallback) {
 }
 
 // ------------------------------------------------------------------ errors and network state
-function showError(anchor, err) {
+// A sentence in the player's words (js/errors.js), next to what the player pressed. `env` (a game
+// page's): {describe(field, request), nameId(id)} name the player's own units, cards, squares.
+// The box keeps the error: a change of language says it again in the new one.
+function showError(anchor, err, env = {}) {
   if (!anchor) return;
   let box = anchor.nextElementSibling;
   if (!box || !box.classList.contains('error')) {
@@ -55,8 +59,36 @@ function showError(anchor, err) {
     anchor.after(box);
   }
   box.dataset.code = err && err.code ? err.code : '';
-  box.textContent = i18n.errorText(err);
+  box.shownError = { err, env };
+  fill(box, errorNode(err, env));
   if (err && err.offline) setNet('offline');
+}
+
+i18n.onLang(() => {
+  for (const box of document.querySelectorAll('.error')) {
+    if (box.shownError) fill(box, errorNode(box.shownError.err, box.shownError.env));
+  }
+});
+
+// rebuild() redraws `root` from scratch (a change of language): the errors on show inside it are
+// shown again next to the same places of the new tree (found by their position, errors aside).
+function keepErrors(root, rebuild) {
+  const pathOf = (el) => {
+    const path = [];
+    for (let n = el; n && n !== root; n = n.parentElement) {
+      path.unshift([...n.parentElement.children].filter((c) => !c.classList.contains('error')).indexOf(n));
+    }
+    return path;
+  };
+  const kept = [...root.querySelectorAll('.error')]
+    .filter((b) => b.shownError && b.previousElementSibling)
+    .map((b) => [pathOf(b.previousElementSibling), b.shownError]);
+  rebuild();
+  for (const [path, shown] of kept) {
+    let n = root;
+    for (const i of path) n = n && [...n.children].filter((c) => !c.classList.contains('error'))[i];
+    if (n && n !== root) showError(n, shown.err, shown.env);
+  }
 }
 
 function clearError(anchor) {
@@ -95,6 +127,12 @@ async function copy(text, button) {
   const label = button.textContent;
   button.textContent = t('common.copied');
   setTimeout(() => { button.textContent = label; }, 1500);
+}
+
+// A player's name as the page shows it: an autopilot seat's "autopilot-4" in the page's language.
+function playerName(p) {
+  const m = p && p.autopilot ? /^autopilot-(\d+)$/.exec(String(p.nickname || '')) : null;
+  return m ? t('players.autopilot_name', { n: m[1] }) : (p ? p.nickname : '');
 }
 
 // ------------------------------------------------------------------ home (W1)
@@ -163,7 +201,7 @@ function homeScreen(code = '') {
       createId = randomId();
       navigate(`/game/${made.game_id}`);
     } catch (err) {
-      showError(openButton, err);
+      showError(openButton, { ...err, kind: 'lobby' });
     } finally {
       openButton.disabled = false;
     }
@@ -186,7 +224,7 @@ function homeScreen(code = '') {
       joinId = randomId();
       navigate(`/game/${joined.game_id}`);
     } catch (err) {
-      showError(anchor, err);
+      showError(anchor, { ...err, kind: 'lobby' });
     } finally {
       anchor.disabled = false;
     }
@@ -246,20 +284,51 @@ async function rejoinScreen() {
     history.replaceState({}, '', `/game/${who.game_id}`);
     return gameScreen(who.game_id);
   } catch (err) {
-    fill(box, h('p', { class: 'error', role: 'alert' }, i18n.errorText(err)),
+    // A link the server does not know (mistyped, cut short, or of a game long gone) is told apart
+    // from a server that cannot answer now.
+    const bad = err && (err.code === 'auth/unauthenticated' || err.code === 'lookup/not_found');
+    fill(box, h('h2', {}, t(bad ? 'rejoin.bad_title' : 'rejoin.failed_title')),
+      bad ? h('p', { id: 'rejoin-bad', class: 'error', role: 'alert' }, t('rejoin.bad'))
+        : h('p', { class: 'error', role: 'alert' }, errorNode(err)),
       h('a', { href: '/', 'data-nav': true }, t('common.home')));
     return { destroy() {} };
   }
 }
 
+// ------------------------------------------------------------------ pages that do not exist
+const GAME_ID = /^[0-9a-f]{16}$/; // the gateway's game ids: 16 hex digits
+
+function notFoundScreen(kind = 'page') {
+  fill(main, h('section', { class: 'card', id: 'not-found', 'data-kind': kind },
+    h('h2', {}, t(`notfound.${kind}_title`)),
+    h('p', {}, t(`notfound.${kind}`)),
+    h('p', {}, h('a', { href: '/', 'data-nav': true, class: 'button' }, t('common.home')))));
+  document.title = t(`notfound.${kind}_title`);
+  return { destroy() {} };
+}
+
+// A game page on a device that holds no seat of it: an address no game can have (not a game id), a
+// game that does not exist (or no longer: the gateway answers its page 404 — asked with a HEAD, the
+// page holding no seat to ask with), or a game this device has no seat in.
+function noSeatScreen(gameId) {
+  if (!GAME_ID.test(gameId)) return notFoundScreen('game');
+  let destroyed = false;
+  const noSeat = () => {
+    fill(main, h('section', { class: 'card', id: 'no-seat' },
+      h('h2', {}, t('game.no_seat_title')), h('p', {}, t('game.no_seat')),
+      h('p', {}, h('a', { href: '/', 'data-nav': true, class: 'button' }, t('common.home')))));
+  };
+  noSeat();
+  fetch(`/game/${gameId}`, { method: 'HEAD', cache: 'no-store' }).then((r) => {
+    if (!destroyed && r.status === 404) notFoundScreen('game');
+  }).catch(() => {}); // offline: the no-seat words stand (they say a mistyped address leads here too)
+  return { destroy() { destroyed = true; } };
+}
+
 // ------------------------------------------------------------------ the game page (W2, W4, W9, W11)
 function gameScreen(gameId) {
   const record = seats.get(gameId);
-  if (!record || !record.secret) {
-    fill(main, h('section', { class: 'card' }, h('p', {}, t('game.no_seat')),
-      h('a', { href: '/', 'data-nav': true }, t('common.home'))));
-    return { destroy() {} };
-  }
+  if (!record || !record.secret) return noSeatScreen(gameId);
   const secret = record.secret;
   let view = null;
   let watch = null;
@@ -270,14 +339,46 @@ function gameScreen(gameId) {
   let again = false;
   const chats = [];
   const outboxKey = `archipelago.outbox.${gameId}`;
+  const leftKey = `archipelago.screen.${gameId}.left`; // when this page was last left mid-game
+  const ackKey = `archipelago.screen.${gameId}.autopilot_ack`; // the autopilot's rounds already read
+  const leftAt = Number(localStorage.getItem(leftKey) || 0);
+  localStorage.removeItem(leftKey);
+  let resumeShown = false;
   const area = h('div', { id: 'game-area' });
-  const header = h('div', { id: 'game-header', class: 'bar' });
+  // The status strip (sticky at the top of the screen while the game scrolls under it): the game,
+  // the round, the countdown, the player's own state, and every player's submitted / connected /
+  // score as one compact row (the side list below has the same in full words).
+  const headLine = h('div', { class: 'head-line' });
+  const strip = h('ul', { id: 'strip', class: 'plain strip', tabindex: '0' }); // (focusable: it may scroll sideways)
+  const live = h('span', { id: 'strip-live', class: 'sr', role: 'status', 'aria-live': 'polite' }); // round + own state, said once when it changes
+  const header = h('div', { id: 'game-header', class: 'bar status-strip' }, headLine, strip, live);
   const side = h('aside', { id: 'side' });
   const over = h('section', { id: 'game-over', class: 'card', hidden: true });
   const lobby = h('section', { id: 'lobby', class: 'card', hidden: true });
-  fill(main, h('div', { class: 'game' }, header, lobby, over, h('div', { class: 'game-body' }, area, side)));
+  const resumeBox = h('p', { id: 'resumed', class: 'notice', role: 'status', hidden: true });
+  const autoBox = h('section', { id: 'autopilot-log', class: 'card notice autopilot-log', hidden: true, 'aria-labelledby': 'autopilot-title' });
+  fill(main, h('div', { class: 'game' }, header, resumeBox, autoBox, h('div', { class: 'game-body' }, h('div', { class: 'game-main' }, lobby, over, area), side)));
 
-  const api = (rpc, body) => call(rpc, { game_id: gameId, ...body }, secret);
+  // A refusal keeps the request it answered (the field paths of errors point into it) and its kind.
+  const KIND = { 'Game/SubmitOrders': 'orders', 'Game/Act': 'action', 'Game/SetStandingOrders': 'standing' };
+  const api = async (rpc, body) => {
+    try {
+      return await call(rpc, { game_id: gameId, ...body }, secret);
+    } catch (err) {
+      if (err && typeof err === 'object') {
+        const kind = view ? view.game : '';
+        err.request = (body && kind && body[kind]) || (body && body.action) || body || {};
+        err.kind = KIND[rpc] || '';
+      }
+      throw err;
+    }
+  };
+  // The player's words for the fields and ids of this game's errors (from its screen module).
+  const errorEnv = {
+    describe: (field, request) => (module && module.describeField ? module.describeField(field, request) : ''),
+    nameId: (id) => (module && module.nameId ? module.nameId(id) : ''),
+  };
+  const showGameError = (anchor, err) => showError(anchor, err, errorEnv);
 
   async function refresh() {
     if (refreshing) { again = true; return refreshing; }
@@ -289,7 +390,7 @@ function gameScreen(gameId) {
           render();
         } catch (err) {
           if (err.offline) setNet('offline');
-          else showError(header, err);
+          else showGameError(header, err);
         }
       } while (again && !destroyed);
     })();
@@ -325,7 +426,7 @@ function gameScreen(gameId) {
         if (state === 'ended') refreshSoon();
       },
       onResync: () => refreshSoon(),
-      onFatal: (err) => showError(header, err) });
+      onFatal: (err) => showGameError(header, err) });
     watch.start();
   }
 
@@ -364,7 +465,7 @@ function gameScreen(gameId) {
       } else {
         localStorage.removeItem(outboxKey);
         renderQueued();
-        showError(header, err);
+        showGameError(header, err);
       }
     } finally {
       flushing = false;
@@ -397,12 +498,68 @@ function gameScreen(gameId) {
       const keep = this.key();
       forget(`archipelago.draft.${gameId}.`, keep); // earlier rounds' drafts are of no use now
       localStorage.setItem(keep, JSON.stringify(value));
+      draftChanged();
     },
     clear() { localStorage.removeItem(this.key()); },
   };
 
-  function doneButton(getOrders) {
+  // ---------------------------------------------------------------- the draft, on the server too
+  // While the player has not pressed Done, what it entered goes to the server as a draft (a second
+  // after the last change, and at once when the page is hidden or reloaded): if the round closes
+  // while it is away, those orders stand and the autopilot only completes them (A70). Never after
+  // Done: a draft would withdraw the "done" (A16). At most DRAFT_LIMIT a round (drafts count, A16).
+  const DRAFT_LIMIT = 40;
+  let draftOrders = null; // the screen's side-effect-free "what would Done send" (or null: none)
+  let draftTimer = null;
+  let draftSent = { round: -1, json: '', count: 0 };
+  function draftToSync() {
+    if (!draftOrders || !view || view.status !== 'GAME_STATUS_RUNNING' || view.submitted || !view.expected) return null;
+    let orders;
+    try { orders = draftOrders(); } catch { return null; }
+    if (!orders) return null;
+    const json = JSON.stringify(orders);
+    if (draftSent.round === view.round && (draftSent.json === json || draftSent.count >= DRAFT_LIMIT)) return null;
+    if (draftSent.round !== view.round && !draft.load()) return null; // nothing entered this round
+    return { orders, json };
+  }
+  async function syncDraft({ leaving = false } = {}) {
+    clearTimeout(draftTimer);
+    draftTimer = null;
+    const d = draftToSync();
+    if (!d || readOutbox()) return;
+    const round = view.round;
+    const body = { game_id: gameId, version: view.version, idempotency_key: randomId(20), draft: true, [view.game]: d.orders };
+    draftSent = { round, json: d.json, count: (draftSent.round === round ? draftSent.count : 0) + 1 };
+    draftFlight = call('Game/SubmitOrders', body, secret, { keepalive: leaving })
+      .catch(() => { draftSent.json = ''; }); // refused or lost: Done says why; tried again on a change
+    await draftFlight;
+    draftFlight = null;
+  }
+  let draftFlight = null;
+  function draftChanged() {
+    clearTimeout(draftTimer);
+    if (!destroyed) draftTimer = setTimeout(() => syncDraft(), 1000);
+  }
+  // When the page goes (a reload, a closed tab, a phone that hides it) the next load knows since when.
+  const markLeft = () => { if (view && view.status === 'GAME_STATUS_RUNNING') localStorage.setItem(leftKey, String(Date.now())); };
+  const onHide = () => {
+    if (document.visibilityState === 'hidden') { syncDraft({ leaving: true }); markLeft(); } else localStorage.removeItem(leftKey);
+  };
+  const onLeave = () => { syncDraft({ leaving: true }); markLeft(); };
+  document.addEventListener('visibilitychange', onHide);
+  window.addEventListener('pagehide', onLeave);
+
+  // Sent, then changed here: the header says so (not "Orders sent"), until Done is pressed again.
+  let changedSinceSent = false;
+  function setChanged(on) {
+    if (on === changedSinceSent) return;
+    changedSinceSent = on;
+    renderMyStatus();
+  }
+
+  function doneButton(getOrders, { draftOf = null } = {}) {
     const button = h('button', { type: 'button', class: 'primary done', id: 'done' });
+    draftOrders = draftOf;
     const label = () => {
       button.textContent = view && view.submitted ? t('game.update_orders') : t('game.done');
     };
@@ -413,16 +570,19 @@ function gameScreen(gameId) {
       try {
         orders = getOrders();
       } catch (err) {
-        showError(button, err);
+        showGameError(button, err);
         return;
       }
       button.disabled = true;
+      clearTimeout(draftTimer); // Done sends these orders: no draft after them (it would withdraw "done")
+      draftTimer = null;
+      if (draftFlight) await draftFlight; // …and none overtaken by them
       try {
         const resp = await submit(orders);
-        if (resp && !resp.queued && view) view.submitted = true;
+        if (resp && !resp.queued && view) { view.submitted = true; changedSinceSent = false; renderMyStatus(); }
         label();
       } catch (err) {
-        showError(button, err);
+        showGameError(button, err);
       } finally {
         button.disabled = false;
       }
@@ -459,13 +619,13 @@ function gameScreen(gameId) {
         onFatal: () => finish([]) });
       if (Number(afterSeq) >= Number(untilSeq)) finish(got); else w.start();
     }),
-    showError, clearError, doneButton, draft, refresh, copy,
+    showError: showGameError, clearError, keepErrors, doneButton, draft, refresh, copy, setChanged,
   };
 
   // ---------------------------------------------------------------- rendering
   function nameOf(seat) {
     const p = view && (view.players || []).find((x) => x.seat === seat);
-    return p ? p.nickname : `#${seat}`;
+    return p ? playerName(p) : `#${seat}`;
   }
   ctx.nameOf = nameOf;
 
@@ -500,27 +660,77 @@ function gameScreen(gameId) {
     const roundText = status === 'GAME_STATUS_LOBBY' ? t('game.in_lobby')
       : turnBased() ? (view.round === 0 ? t('game.turn0') : t('game.turn', { n: view.round }))
         : view.round === 0 ? t('game.round0') : t('game.round', { n: view.round });
-    fill(header,
+    fill(headLine,
       h('span', { class: 'kind' }, t(`game.${view.game}`)),
       h('span', { id: 'round' }, roundText),
       h('span', { id: 'countdown', class: 'countdown', title: t('game.deadline') }),
-      status === 'GAME_STATUS_RUNNING' && turnBased()
-        ? h('span', { id: 'my-status', class: toAct(view.you) ? 'todo' : 'ok' }, toAct(view.you) ? t('game.your_move') : '')
-        : status === 'GAME_STATUS_RUNNING'
-          ? h('span', { id: 'my-status', class: view.submitted ? 'ok' : 'todo' },
-            view.submitted ? t('game.submitted') : view.expected ? t('game.waiting_for_you') : '')
-          : null);
+      status === 'GAME_STATUS_RUNNING' ? h('span', { id: 'my-status' }) : null);
+    renderMyStatus();
     countdown();
+    const mine = document.getElementById('my-status');
+    const said = [roundText, mine ? mine.textContent : ''].filter(Boolean).join('. ');
+    if (live.textContent !== said) live.textContent = said;
+  }
+
+  // The player's own state in the header: to act / sent / changed since sent / orders wanted.
+  function renderMyStatus() {
+    const el = document.getElementById('my-status');
+    if (!el || !view) return;
+    let cls = 'todo';
+    let text = '';
+    if (turnBased()) {
+      cls = toAct(view.you) ? 'todo' : 'ok';
+      text = toAct(view.you) ? t('game.your_move') : '';
+    } else if (view.submitted && changedSinceSent) {
+      cls = 'changed';
+      text = t('game.changed_since_sent');
+    } else if (view.submitted) {
+      cls = 'ok';
+      text = t('game.submitted');
+    } else if (view.expected) {
+      text = t('game.waiting_for_you');
+    }
+    el.className = cls;
+    el.dataset.state = cls;
+    el.textContent = text;
+  }
+
+  // One chip per player: colour, name, submitted (✓) / still planning (…) / to act (▸), away (a
+  // hollow dot, dimmed) and the score; the whole sentence for screen readers and as a tooltip.
+  function renderStrip() {
+    if (!view) return;
+    const game = gameOf(view.game);
+    const running = view.status === 'GAME_STATUS_RUNNING';
+    strip.setAttribute('aria-label', t('players.title'));
+    fill(strip, (view.players || []).map((p) => {
+      const f = game && game.figures ? game.figures(view, p.seat) : null;
+      const score = f && f[1] && f[1].score !== undefined ? String(f[1].score) : '';
+      let sub = null;
+      if (running && turnBased()) sub = toAct(p.seat) ? ['on', '▸', t('players.to_act')] : null;
+      else if (running) sub = p.submitted ? ['on', '✓', t('players.submitted')] : ['off', '…', t('players.thinking')];
+      const words = [playerName(p), p.seat === view.you ? t('players.you') : null,
+        p.connected ? t('players.connected') : t('players.disconnected'),
+        sub ? sub[2] : null, f ? t(f[0], f[1]) : null].filter(Boolean).join(' · ');
+      const dot = h('span', { class: 'dot', 'aria-hidden': 'true' });
+      if (p.connected) dot.style.background = seatColor(p.seat); else dot.style.borderColor = seatColor(p.seat);
+      return h('li', { 'data-seat': p.seat, class: ['chip-p', p.seat === view.you ? 'me' : '', p.connected ? 'on' : 'away'].join(' '),
+        title: words, 'aria-label': words },
+      dot,
+      h('span', { class: 'nick', 'aria-hidden': 'true' }, playerName(p)),
+      sub ? h('span', { class: `sub ${sub[0]}`, 'aria-hidden': 'true' }, sub[1]) : null,
+      score ? h('span', { class: 'score', 'aria-hidden': 'true' }, score) : null);
+    }));
   }
 
   function renderSide() {
     if (!view) return;
+    renderStrip();
     const game = gameOf(view.game);
     const playersList = h('ul', { id: 'players', class: 'plain players' }, (view.players || []).map((p) => {
       const f = game && game.figures ? game.figures(view, p.seat) : null;
       return h('li', { 'data-seat': p.seat, class: p.seat === view.you ? 'me' : '' },
         h('span', { class: 'dot', style: { background: seatColor(p.seat) } }),
-        h('span', { class: 'nick' }, p.nickname),
+        h('span', { class: 'nick' }, playerName(p)),
         p.host ? h('span', { class: 'tag' }, t('players.host')) : null,
         p.autopilot ? h('span', { class: 'tag' }, t('players.autopilot')) : null,
         p.seat === view.you ? h('span', { class: 'tag' }, t('players.you')) : null,
@@ -534,7 +744,7 @@ function gameScreen(gameId) {
         f ? h('span', { class: 'figures' }, t(f[0], f[1])) : null);
     }));
     const link = `${location.origin}/rejoin#${encodeURIComponent(secret)}`;
-    const linkInput = h('input', { id: 'rejoin-link', readonly: true, value: link, type: 'password' });
+    const linkInput = h('input', { id: 'rejoin-link', readonly: true, value: link, type: 'password', 'aria-label': t('rejoin.title') });
     const show = h('button', { type: 'button', class: 'small', id: 'show-rejoin' }, t('rejoin.show'));
     show.addEventListener('click', () => {
       linkInput.type = linkInput.type === 'password' ? 'text' : 'password';
@@ -562,36 +772,44 @@ function gameScreen(gameId) {
       const p = (view.players || []).find((x) => x.seat === i);
       seatList.append(h('li', { class: p ? 'taken' : 'free', 'data-seat': i },
         h('span', { class: 'dot', style: { background: seatColor(i) } }),
-        p ? p.nickname : t('lobby.free_seat'), p && p.host ? h('span', { class: 'tag' }, t('players.host')) : null));
+        p ? playerName(p) : t('lobby.free_seat'), p && p.host ? h('span', { class: 'tag' }, t('players.host')) : null));
     }
     let controls;
     if (host) {
       const start = h('button', { type: 'button', class: 'primary', id: 'start', disabled: taken < view.seats }, t('lobby.start'));
       const autopilot = h('button', { type: 'button', id: 'fill' }, t('lobby.fill'));
+      // (the lobby may be redrawn while the call is out: the error goes next to the controls on show)
+      const shownControls = () => lobby.querySelector('.row.actions') || controls;
       const go = async (button, fillWithAutopilot) => {
-        clearError(controls);
+        clearError(shownControls());
         button.disabled = true;
         try {
           await api('Lobby/StartGame', { fill_with_autopilot: fillWithAutopilot });
           refreshSoon();
         } catch (err) {
-          showError(controls, err);
+          showGameError(shownControls(), { ...err, kind: 'lobby' });
         } finally {
           button.disabled = fillWithAutopilot ? false : taken < view.seats;
         }
       };
       start.addEventListener('click', () => go(start, false));
       autopilot.addEventListener('click', () => go(autopilot, true));
-      controls = h('div', { class: 'row actions' }, start, autopilot);
+      // why Start is greyed out, as a visible line (a phone shows no hover tooltip)
+      const why = taken < view.seats ? h('p', { class: 'muted why-disabled', id: 'start-why' },
+        t('lobby.start_why', { n: view.seats - taken })) : null;
+      controls = h('div', { class: 'row actions' }, start, autopilot, why);
     } else {
       controls = h('p', { class: 'muted', id: 'wait-host' }, t('lobby.waiting_for_host'));
     }
+    const shown = lobby.querySelector('.actions + .error');
+    const kept = shown && shown.shownError ? shown.shownError.err : null; // (said again below, in the new language)
     fill(lobby,
       h('h2', {}, t('lobby.title')),
       h('div', { class: 'row' }, h('span', {}, t('lobby.code')), h('code', { id: 'game-code', class: 'code' }, view.code), copyCode),
-      h('div', { class: 'row' }, h('span', {}, t('lobby.invite')), h('input', { id: 'invite-link', readonly: true, value: invite }), copyInvite),
+      h('div', { class: 'row' }, h('span', {}, t('lobby.invite')), h('input', { id: 'invite-link', readonly: true, value: invite, 'aria-label': t('lobby.invite') }), copyInvite),
       h('p', {}, t('lobby.seats', { taken, seats: view.seats })),
       seatList, controls);
+    if (kept) showGameError(controls, kept);
   }
 
   function renderOver() {
@@ -635,8 +853,55 @@ function gameScreen(gameId) {
     if (view.status === 'GAME_STATUS_LOBBY') renderLobby(); else lobby.hidden = true;
     renderOver();
     document.title = `${t(`game.${view.game}`)} · ${view.code}`;
-    renderModule().catch((err) => showError(header, { code: 'server/internal', reason: String(err) }));
+    renderModule().then(renderNotices).catch((err) => showError(header, { code: 'server/internal', reason: String(err) }));
   }
+
+  // ---------------------------------------------------------------- back after a reload or away
+  // The first view after this page was left mid-game: within the presence grace the seat stayed
+  // connected (A17) and the round, the turn and the draft are as they were; past it, the others saw
+  // the player away, and what the autopilot played meanwhile is listed below (autopilot_log).
+  function renderResume() {
+    if (resumeShown || !leftAt || !view || view.status !== 'GAME_STATUS_RUNNING') return;
+    resumeShown = true;
+    const mine = (view.players || []).find((p) => p.seat === view.you);
+    const secs = Math.max(1, Math.round((Date.now() - leftAt) / 1000));
+    const kept = Boolean(draft.load()) || Boolean(view.submitted);
+    const key = mine && mine.connected ? 'game.resumed' : 'game.away';
+    resumeBox.dataset.kind = mine && mine.connected ? 'resumed' : 'away';
+    resumeBox.textContent = `${t(key, { s: secs })}${kept && mine && mine.connected ? ` ${t('game.resumed_draft')}` : ''}`;
+    resumeBox.hidden = false;
+  }
+
+  // "What the autopilot did for you": the rounds the autopilot (or the standing orders) played for
+  // this player since it last read them, each in the screen's words (module.describeAutopilot).
+  function renderNotices() {
+    if (!view || destroyed) return;
+    renderResume();
+    const ack = Number(localStorage.getItem(ackKey) || -1);
+    const log = (view.autopilot_log || []).filter((turn) => Number(turn.round || 0) > ack);
+    // (a server without autopilot_log: its flag alone; a turn game's screen says that itself)
+    const played = !log.length && view.autopilot_played && !('autopilot_log' in view) && !turnBased() && ack < view.round - 1;
+    if (!log.length && !played) { autoBox.hidden = true; return; }
+    const lines = (turn) => {
+      const words = module && module.describeAutopilot ? module.describeAutopilot(turn) : null;
+      return (words || []).map((w) => h('li', {}, w));
+    };
+    const turnWord = turnBased() ? 'turn' : 'round';
+    const ok = h('button', { type: 'button', class: 'small', id: 'autopilot-ok', onclick: () => {
+      const last = log.length ? Math.max(...log.map((x) => Number(x.round || 0))) : view.round - 1;
+      localStorage.setItem(ackKey, String(last));
+      autoBox.hidden = true;
+    } }, t('autopilot.ok'));
+    fill(autoBox,
+      h('h3', { id: 'autopilot-title' }, t('autopilot.title')),
+      played ? h('p', {}, t(`autopilot.played_${turnWord}`, { n: Math.max(0, view.round - 1) })) : null,
+      h('ul', { class: 'plain autopilot-turns' }, log.map((turn) => h('li', { 'data-round': turn.round || 0, 'data-source': turn.source || 'autopilot' },
+        h('strong', {}, t(`autopilot.${turn.source === 'standing_orders' ? 'standing' : 'auto'}_${turnWord}`, { n: turn.round || 0 })),
+        h('ul', { class: 'autopilot-lines' }, lines(turn))))),
+      ok);
+    autoBox.hidden = false;
+  }
+  ctx.renderNotices = () => renderNotices();
 
   const offLang = i18n.onLang(() => { if (module && module.relabel) module.relabel(); render(); });
   const backOnline = () => flushOutbox();
@@ -650,6 +915,7 @@ function gameScreen(gameId) {
     startWatch(view.seq);
     clock = setInterval(countdown, 250);
     flushOutbox();
+    draftChanged(); // a draft restored after a reload goes to the server too (if it is not there yet)
   })();
 
   return {
@@ -657,6 +923,9 @@ function gameScreen(gameId) {
       destroyed = true;
       offLang();
       window.removeEventListener('online', backOnline);
+      document.removeEventListener('visibilitychange', onHide);
+      window.removeEventListener('pagehide', onLeave);
+      clearTimeout(draftTimer);
       clearInterval(clock);
       clearTimeout(retryTimer);
       clearTimeout(pending);
@@ -676,7 +945,8 @@ async function route() {
   if ((m = path.match(/^\/game\/([A-Za-z0-9_-]+)$/))) current = gameScreen(m[1]);
   else if (path === '/rejoin') current = await rejoinScreen();
   else if ((m = path.match(/^\/join\/([A-Za-z0-9]{1,12})$/))) current = homeScreen(m[1].toUpperCase());
-  else current = homeScreen();
+  else if (path === '/' || path === '') current = homeScreen();
+  else current = notFoundScreen(path.startsWith('/game/') ? 'game' : path.startsWith('/join/') ? 'code' : 'page');
 }
 
 window.addEventListener('popstate', route);

@@ -84,9 +84,13 @@ export function createScreen(el, ctx) {
   const zoomIn = h('button', { type: 'button', id: 'zoom-in', class: 'small', onclick: () => zoomBy(1.5) }, '+');
   const zoomOut = h('button', { type: 'button', id: 'zoom-out', class: 'small', onclick: () => zoomBy(1 / 1.5) }, '−');
   const zoomReset = h('button', { type: 'button', id: 'zoom-reset', class: 'small', onclick: () => { userMoved = false; fit(); } }, '⤢');
+  // The zoom buttons sit in a band along the bottom of the board, outside the map's view: they never
+  // cover a tile (a start area included), in ltr and rtl alike.
   const zoomBox = h('div', { class: 'zoom' }, zoomIn, zoomOut, zoomReset);
   const board = h('div', { id: 'arch-board', tabindex: '0', role: 'application' }, svg, zoomBox);
   const legend = h('p', { class: 'arch-legend muted' });
+  // What the keyboard cursor is on, said by a screen reader (the drawing itself is aria-hidden).
+  const cursorSay = h('span', { id: 'board-cursor', class: 'sr', role: 'status', 'aria-live': 'polite' });
 
   const stockBox = h('section', { id: 'stock', class: 'card arch-stock' });
   const resSpans = {};
@@ -96,6 +100,8 @@ export function createScreen(el, ctx) {
 
   const unitPanel = h('section', { id: 'unit-panel', class: 'card', hidden: true, 'aria-labelledby': 'unit-name' });
   const tileInfo = h('section', { id: 'tile-info', class: 'card', hidden: true });
+  const cardBox = h('section', { id: 'unit-card', class: 'card unit-card', hidden: true, 'aria-labelledby': 'unit-card-name' });
+  let cardType = null; // the unit type whose card is open (from a unit or the build list)
 
   const tabList = h('div', { role: 'tablist', class: 'arch-tabs' });
   const tabButtons = {};
@@ -127,12 +133,12 @@ export function createScreen(el, ctx) {
   const hint = h('span', { id: 'arch-hint', role: 'status', 'aria-live': 'polite' });
   const cancelMode = h('button', { type: 'button', id: 'cancel-mode', class: 'small', hidden: true,
     onclick: () => { mode = null; update(); } });
-  const done = ctx.doneButton(() => buildOrders());
+  const done = ctx.doneButton(() => buildOrders(), { draftOf: () => (round === null ? null : buildOrders()) });
   const bar = h('div', { class: 'arch-bar' }, h('div', { class: 'arch-hint' }, hint, cancelMode), done);
   const loading = h('p', { class: 'muted arch-loading' });
 
-  const side = h('div', { class: 'arch-side' }, stockBox, unitPanel, tileInfo, tabsCard);
-  const root = h('div', { class: 'arch' }, h('div', { class: 'arch-boardwrap' }, board, legend), side, eventsBox, bar);
+  const side = h('div', { class: 'arch-side' }, stockBox, unitPanel, cardBox, tileInfo, tabsCard);
+  const root = h('div', { class: 'arch' }, h('div', { class: 'arch-boardwrap' }, board, cursorSay, legend), side, eventsBox, bar);
   el.replaceChildren(loading, root);
   root.hidden = true;
 
@@ -631,19 +637,24 @@ export function createScreen(el, ctx) {
   }
 
   // ---------------------------------------------------------------- camera: pan and zoom
+  // The view is the board minus the zoom band at its bottom.
+  const LEGIBLE_K = 0.8; // the first zoom on a phone: a tile 32 px, a unit chip 21 px, labels readable
   const boardW = () => (a ? a.width * T : 1);
   const boardH = () => (a ? a.height * T : 1);
+  const viewW = () => board.clientWidth || 1;
+  const viewH = () => Math.max(1, board.clientHeight - zoomBox.offsetHeight);
+  let fitK = 1; // the first zoom (the one "⤢" comes back to)
   function limits() {
-    const cw = board.clientWidth || 1;
-    const ch = board.clientHeight || 1;
-    const fitK = cw / boardW();
-    return { min: Math.min(fitK, ch / boardH()) * 0.8, max: Math.max(fitK * 1.5, 96 / T) };
+    const cw = viewW();
+    const ch = viewH();
+    const wholeK = cw / boardW();
+    return { min: Math.min(wholeK, ch / boardH(), fitK) * 0.8, max: Math.max(wholeK * 1.5, 96 / T, fitK * 3.2) };
   }
 
   // Keep some board in the box: an edge may come at most to the middle of the view.
   function setCam(x, y, k) {
-    const cw = board.clientWidth || 1;
-    const ch = board.clientHeight || 1;
+    const cw = viewW();
+    const ch = viewH();
     const w = boardW() * k;
     const hh = boardH() * k;
     cam = { k, x: clamp(x, Math.min(cw / 2 - w, 0), Math.max(cw / 2, cw - w)),
@@ -659,48 +670,81 @@ export function createScreen(el, ctx) {
     setCam(px - (px - cam.x) * f, py - (py - cam.y) * f, k);
   }
 
-  // The buttons zoom around the selected unit when it is in view, else around the middle.
+  // Where the screen shows a tile's middle.
+  const onScreen = (p) => ({ x: (p.x + 0.5) * T * cam.k + cam.x, y: (p.y + 0.5) * T * cam.k + cam.y });
+  const inView = (q) => q.x >= 0 && q.y >= 0 && q.x <= viewW() && q.y <= viewH();
+
+  // The buttons (and + / -) zoom around what the player looks at, so that it stays in place: the
+  // selected unit, else the keyboard cursor, else the middle of the own units (of those in view),
+  // else the middle of the view.
   function zoomBy(factor) {
     userMoved = true;
-    const cw = board.clientWidth;
-    const ch = board.clientHeight;
     const u = selected && units.get(selected);
-    if (u) {
-      const p = posOf(u);
-      const px = (p.x + 0.5) * T * cam.k + cam.x;
-      const py = (p.y + 0.5) * T * cam.k + cam.y;
-      if (px >= 0 && py >= 0 && px <= cw && py <= ch) { zoomAt(px, py, factor); return; }
-    }
-    zoomAt(cw / 2, ch / 2, factor);
+    const focus = [u ? onScreen(posOf(u)) : null, cursor ? onScreen(cursor) : null].find((q) => q && inView(q));
+    if (focus) { zoomAt(focus.x, focus.y, factor); return; }
+    const mid = (qs) => (qs.length ? { x: qs.reduce((n, q) => n + q.x, 0) / qs.length, y: qs.reduce((n, q) => n + q.y, 0) / qs.length } : null);
+    const all = a ? a.units.filter((x) => !isCargo(x)).map((x) => onScreen(posOf(x))) : [];
+    const around = [mid(all), mid(all.filter(inView))].find((q) => q && inView(q));
+    if (around) { zoomAt(around.x, around.y, factor); return; }
+    zoomAt(viewW() / 2, viewH() / 2, factor);
   }
 
-  // Fit the board's width; the box is as tall as the board then, within the screen's room.
+  // The tiles the first view frames: the player's own units (their home island before they are
+  // placed, its base if none), a tile of sea around them. None once the game is over (W11: the
+  // whole map).
+  function ownFrame() {
+    if (!a || over()) return null;
+    const pts = a.units.filter((u) => !isCargo(u)).map(posOf);
+    if (!pts.length && a.base) pts.push(asTile(a.base));
+    if (!pts.length) return null;
+    const xs = pts.map((p) => p.x);
+    const ys = pts.map((p) => p.y);
+    return { x0: Math.min(...xs) - 1, y0: Math.min(...ys) - 1, x1: Math.max(...xs) + 2, y1: Math.max(...ys) + 2 };
+  }
+
+  // The first view: the whole width of the map when its units read at that size (a desktop), else
+  // (a phone) the player's own units at a legible size in the middle of the view. The box is as
+  // tall as the map then, within the screen's room.
   function fit() {
     const cw = board.clientWidth;
     if (!cw || !a) return;
-    const k = cw / boardW();
-    const phone = window.innerWidth < 760;
-    const room = phone ? window.innerHeight * 0.62 : window.innerHeight - 190;
-    const height = Math.round(clamp(boardH() * k, 220, Math.max(260, room)));
-    board.style.height = `${height}px`;
+    const band = zoomBox.offsetHeight;
+    const wholeK = cw / boardW();
+    // the room: what the screen shows below the sticky status strip and above the sticky bar
+    const above = ['top', 'game-header'].map((id) => document.getElementById(id)).filter(Boolean)
+      .reduce((n, e) => n + e.offsetHeight, 0);
+    // (the bar's height as it will be: its text may still wrap anew once the fonts are in)
+    const barH = running() ? Math.max(bar.offsetHeight, window.innerWidth < 760 ? 100 : 60) : 0;
+    const room = window.innerHeight - above - barH - 28 - band;
+    const frame = ownFrame();
+    let k = wholeK;
+    if (frame && wholeK < LEGIBLE_K) {
+      const fk = Math.min(cw / ((frame.x1 - frame.x0) * T), Math.max(260, room) / ((frame.y1 - frame.y0) * T));
+      k = clamp(fk, LEGIBLE_K, 1);
+    }
+    fitK = k;
+    const height = Math.round(clamp(boardH() * k, 220 - band, Math.max(260, room)));
+    board.style.height = `${height + band}px`;
     fitted = true;
-    setCam(0, Math.max(0, (height - boardH() * k) / 2), k);
+    // centred on the frame, the map's edges kept at the view's edges (no empty band beside the map)
+    const w = boardW() * k;
+    const hh = boardH() * k;
+    const mid = frame ? { x: (frame.x0 + frame.x1) / 2, y: (frame.y0 + frame.y1) / 2 } : { x: a.width / 2, y: a.height / 2 };
+    const tight = (want, view, size) => (size <= view ? (view - size) / 2 : clamp(want, view - size, 0));
+    cam.k = k;
+    setCam(tight(cw / 2 - mid.x * T * k, cw, w), tight(height / 2 - mid.y * T * k, height, hh), k);
   }
 
   function centreOn(tile) {
-    const cw = board.clientWidth;
-    const ch = board.clientHeight;
-    setCam(cw / 2 - (tile.x + 0.5) * T * cam.k, ch / 2 - (tile.y + 0.5) * T * cam.k, cam.k);
+    setCam(viewW() / 2 - (tile.x + 0.5) * T * cam.k, viewH() / 2 - (tile.y + 0.5) * T * cam.k, cam.k);
   }
 
   // Pan just enough for a tile to be in view.
   function ensureVisible(tile) {
-    const cw = board.clientWidth;
-    const ch = board.clientHeight;
     const sx = tile.x * T * cam.k + cam.x;
     const sy = tile.y * T * cam.k + cam.y;
     const size = T * cam.k;
-    if (sx < 0 || sy < 0 || sx + size > cw || sy + size > ch) centreOn(tile);
+    if (sx < 0 || sy < 0 || sx + size > viewW() || sy + size > viewH()) centreOn(tile);
   }
 
   const pointers = new Map();
@@ -810,6 +854,8 @@ export function createScreen(el, ctx) {
     if (!fitted || !userMoved) fit(); else setCam(cam.x, cam.y, cam.k);
   });
   resize.observe(board);
+  // The fonts (Hebrew, emoji) change the heights of the strip and the bar: fit again once they are in.
+  if (document.fonts && document.fonts.ready) document.fonts.ready.then(() => { if (fitted && !userMoved && !destroyed) fit(); });
 
   // ---------------------------------------------------------------- drawing the board
   const title = (text) => s('title', {}, text);
@@ -848,9 +894,9 @@ export function createScreen(el, ctx) {
     return s('circle', { cx: x0, cy: y0, r: r * 0.85 });
   }
 
-  function unitLabel(text, x0, y0, size = 13) {
+  function unitLabel(text, x0, y0, size = 15) {
     const n = [...text].length;
-    return s('text', { x: x0, y: y0, class: 'lbl', 'font-size': n > 3 ? size - 4 : n > 2 ? size - 2 : size }, text);
+    return s('text', { x: x0, y: y0, class: 'lbl', 'font-size': n > 3 ? size - 5 : n > 2 ? size - 3 : size }, text);
   }
 
   // Terrain, resources, ports, bases, control, outposts, the enemy log, enemies and event marks:
@@ -931,7 +977,7 @@ export function createScreen(el, ctx) {
       shape.setAttribute('fill', ctx.seatColor(e.owner));
       shape.setAttribute('class', 'body');
       enemyMarks.push(s('g', { class: `en${flashId === e.id ? ' flash' : ''}`, 'data-enemy': e.id, 'data-domain': e.domain },
-        halo, shape, e.type ? unitLabel(abbr(e.type), cx(e.tile), cy(e.tile) + (e.domain === 'air' ? 3 : 0), 12) : null,
+        halo, shape, e.type ? unitLabel(abbr(e.type), cx(e.tile), cy(e.tile) + (e.domain === 'air' ? 3 : 0), 14) : null,
         title(`${words} ${coord(e.tile)}`)));
     }
     fill(layer.enemies, enemyMarks);
@@ -1063,6 +1109,12 @@ export function createScreen(el, ctx) {
 
   function drawCursor() {
     fill(layer.cursor, cursor ? s('rect', { x: cursor.x * T + 1, y: cursor.y * T + 1, width: T - 2, height: T - 2, class: 'cursor' }) : null);
+    if (!cursor) return;
+    const rect = tileRects[cursor.y * a.width + cursor.x];
+    const tip = rect && rect.querySelector('title');
+    const own = ownAt.get(key(cursor));
+    const words = [tip ? tip.textContent : coord(cursor), own && units.get(own) ? typeName(units.get(own).type) : ''];
+    cursorSay.textContent = words.filter(Boolean).join(' · ');
   }
 
   function fill(node, ...children) {
@@ -1210,7 +1262,8 @@ export function createScreen(el, ctx) {
       sp.name.textContent = `${t(`res.${r}`)} `;
       sp.n.textContent = String(a.stock[r] || 0);
       const differs = left[r] !== (a.stock[r] || 0);
-      sp.after.textContent = differs ? `→${left[r]}` : '';
+      // the arrow points the way the page reads (Hebrew: right to left)
+      sp.after.textContent = differs ? `${document.documentElement.dir === 'rtl' ? '←' : '→'}${left[r]}` : '';
       sp.after.title = differs ? t('arch.after_orders') : '';
       sp.box.classList.toggle('short', left[r] < 0);
     }
@@ -1240,6 +1293,50 @@ export function createScreen(el, ctx) {
     return h('span', { class: 'chip', style: { background: ctx.seatColor(owner) }, 'aria-hidden': 'true' }, abbr(type));
   }
 
+  // The Hebrew rank beside an English name (where the guide names ranks: unit card, build list).
+  const rankOf = (id) => (has(`arch.rank.${id}`) && t(`arch.rank.${id}`) ? t(`arch.rank.${id}`) : '');
+
+  function openCard(id) {
+    cardType = cardType === id ? null : id;
+    drawCard();
+    if (cardType) cardBox.scrollIntoView({ block: 'nearest' });
+  }
+
+  // A unit type's card: strength, moves, sight, cost, what it can do (A10–A12, A24, A36–A39).
+  function drawCard() {
+    cardBox.hidden = !cardType;
+    if (!cardType) { cardBox.replaceChildren(); return; }
+    const ty = typeOf(cardType);
+    const rank = rankOf(cardType);
+    const can = [t(`arch.card.domain.${ty.domain}`)];
+    if (!(ty.move > 0)) can.push(t('arch.card.never_moves'));
+    if (ty.capacity) can.push(t('arch.card.act.carry', { n: ty.capacity }));
+    if (ty.domain === 'land' && !['landmine', 'flag'].includes(cardType)) can.push(t('arch.card.act.outpost'));
+    if (ty.warship) can.push(t('arch.card.act.bombard'));
+    if (cardType === 'fighter') can.push(t('arch.card.act.strike'));
+    if (cardType === 'spy') can.push(t('arch.card.act.reveal'));
+    if (has(`arch.note.${cardType}`)) can.push(t(`arch.note.${cardType}`));
+    const row = (label, value) => [h('dt', {}, label), h('dd', {}, value)];
+    fill(cardBox,
+      h('div', { class: 'unit-head' }, chip(cardType, me()),
+        h('h3', { id: 'unit-card-name' }, typeName(cardType)),
+        rank ? h('span', { class: 'muted rank', lang: 'he-Latn' }, t('arch.card.rank', { rank })) : null,
+        h('button', { type: 'button', class: 'small close', id: 'unit-card-close', 'aria-label': t('arch.close'), title: t('arch.close'),
+          onclick: () => { cardType = null; drawCard(); } }, '×')),
+      h('dl', { class: 'card-stats' },
+        row(t('arch.card.strength'), ty.strength === null || ty.strength === undefined ? t('arch.card.none') : String(ty.strength)),
+        row(t('arch.card.move'), String(ty.move || 0)),
+        row(t('arch.card.sight'), String(ty.sight || 0)),
+        row(t('arch.card.cost'), ty.buildable ? (costText(ty.cost) || '0') : t('arch.card.free')),
+        ty.limit !== null && ty.limit !== undefined ? row(t('arch.card.limit'), String(ty.limit)) : null),
+      h('h4', {}, t('arch.card.can')),
+      h('ul', { class: 'card-can' }, can.map((line) => h('li', {}, line))));
+  }
+
+  const cardButton = (id, extra = {}) => h('button', { type: 'button', class: 'small info', 'data-card': id,
+    'aria-label': t('arch.card.open', { unit: typeName(id) }), title: t('arch.card.open', { unit: typeName(id) }),
+    'aria-expanded': cardType === id ? 'true' : 'false', onclick: () => openCard(id), ...extra }, 'i');
+
   function drawUnitPanel() {
     const u = selected && units.get(selected);
     unitPanel.hidden = !u;
@@ -1252,7 +1349,8 @@ export function createScreen(el, ctx) {
     const modeBtn = (id, label, kind, extra = {}, block = '') => {
       const on = Boolean(mode && mode.kind === kind && mode.action === extra.action);
       return h('button', { type: 'button', id, class: on ? 'primary' : '', 'aria-pressed': on ? 'true' : 'false',
-        disabled: Boolean(block), title: block || false, onclick: () => startMode(kind, extra) }, label);
+        disabled: Boolean(block), title: block || false,
+        onclick: (ev) => { startMode(kind, extra); if (ev.detail === 0 && mode) focusBoard(); } }, label);
     };
     const carriedByEnemy = isCargo(u) && !units.has(u.carrier);
     if (playing && round === 0) {
@@ -1283,13 +1381,22 @@ export function createScreen(el, ctx) {
       h('div', { class: 'unit-head' }, chip(u.type, me()),
         h('h3', { id: 'unit-name' }, typeName(u.type)),
         h('span', { class: 'muted where' }, where),
+        cardButton(u.type, { id: 'unit-card-open' }),
         h('button', { type: 'button', class: 'small close', id: 'unit-close', 'aria-label': t('arch.close'), title: t('arch.close'),
           onclick: () => select(null) }, '×')),
       h('p', { class: 'stats' }, statsOf(u)),
       note,
       orderLine ? h('p', { id: 'unit-order', class: 'order' }, orderLine) : null,
       conflictNote(u),
-      buttons.length ? h('div', { class: 'row unit-actions' }, buttons) : null);
+      buttons.length ? h('div', { class: 'row unit-actions' }, buttons) : null,
+      whyDisabled(buttons));
+  }
+
+  // Why each greyed-out button is so, as visible lines (a phone shows no hover tooltip).
+  function whyDisabled(buttons) {
+    const lines = buttons.filter((b) => b.disabled && b.title).map((b) => h('li', { 'data-for': b.id },
+      h('b', {}, b.textContent), ': ', b.title));
+    return lines.length ? h('ul', { class: 'plain why-disabled', id: 'why-disabled' }, lines) : null;
   }
 
   // A warning on a carrier ordered to move while units board it, and on those units.
@@ -1317,7 +1424,7 @@ export function createScreen(el, ctx) {
       h('div', { class: 'unit-head' }, h('h3', {}, t('arch.tile')),
         h('button', { type: 'button', class: 'small close', 'aria-label': t('arch.close'), title: t('arch.close'),
           onclick: () => { tileSel = null; update(); } }, '×')),
-      h('ul', { class: 'plain tile-lines' }, text.split(' · ').map((line) => h('li', {}, line))));
+      h('ul', { class: 'plain tile-lines' }, text.split(' · ').map((line) => h('li', {}, line.charAt(0).toUpperCase() + line.slice(1)))));
   }
 
   function showTab(name) {
@@ -1366,7 +1473,7 @@ export function createScreen(el, ctx) {
       if (clash.has(u.id) || [...clash.values()].some((who) => who.includes(u.id))) status = `⚠ ${status}`;
       return h('li', { 'data-unit': u.id, class: `${u.id === selected ? 'sel' : ''}${o && round !== 0 ? ' has-order' : ''}` },
         h('button', { type: 'button', class: 'unit-row', 'aria-pressed': u.id === selected ? 'true' : 'false',
-          onclick: () => select(u.id, { reveal: true }) },
+          onclick: (ev) => { select(u.id, { reveal: true }); if (ev.detail === 0) focusPanel(); } }, // (detail 0: the keyboard)
         chip(u.type, me()),
         h('span', { class: 'name' }, typeName(u.type)),
         h('span', { class: 'where num' }, coord(p)),
@@ -1388,8 +1495,10 @@ export function createScreen(el, ctx) {
           'aria-pressed': on ? 'true' : false, title: block || typeName(ty.id), onclick: () => chooseBuild(ty) },
         chip(ty.id, me()),
         h('span', { class: 'name' }, typeName(ty.id)),
-        h('span', { class: 'cost' }, costText(ty.cost)),
-        block ? h('span', { class: 'why sr' }, block) : null)));
+        rankOf(ty.id) ? h('span', { class: 'rank muted', lang: 'he-Latn' }, rankOf(ty.id)) : null,
+        h('span', { class: 'cost' }, costText(ty.cost))),
+      block ? h('span', { class: 'why muted', 'data-why': ty.id }, block) : null,
+      cardButton(ty.id)));
     }
     const head = [];
     if (!running()) head.push(h('p', { class: 'muted' }, t('arch.build.over')));
@@ -1511,16 +1620,110 @@ export function createScreen(el, ctx) {
   }
 
   // Everything that follows a change the player made (no new view).
+  // Keyboard play: a unit chosen in the list with the keyboard brings the focus to its first action
+  // (Place / Move …); an action that wants a tile brings it to the board, its cursor on the unit
+  // (arrows move it, Enter chooses the tile).
+  function focusPanel() {
+    const first = unitPanel.querySelector('#place:not([disabled]), #move:not([disabled])')
+      || unitPanel.querySelector('.unit-actions button:not([disabled])');
+    if (first) first.focus();
+  }
+  function focusBoard() {
+    const u = selected && units.get(selected);
+    cursor = u ? posOf(u) : asTile(a.base);
+    board.focus({ preventScroll: true });
+    ensureVisible(cursor);
+    drawCursor();
+    revealBoard();
+  }
+  // What has the focus survives a redraw (the lists and the panel are rebuilt): the element with the
+  // same id, or the same kind of control of the same unit / build row.
+  function focusKey(el) {
+    if (!el || el === document.body || !root.contains(el)) return null;
+    if (el.id) return `#${CSS.escape(el.id)}`;
+    const row = el.closest('[data-unit],[data-build],[data-enemy]');
+    if (!row) return null;
+    const [name] = ['data-unit', 'data-build', 'data-enemy'].filter((n) => row.hasAttribute(n));
+    const cls = el.classList.length ? `.${CSS.escape(el.classList[0])}` : '';
+    return `${row.tagName.toLowerCase()}[${name}="${CSS.escape(row.getAttribute(name))}"] ${el === row ? '' : `${el.tagName.toLowerCase()}${cls}`}`.trim();
+  }
+
   function update() {
     if (!a || !rules) return;
+    const focused = focusKey(document.activeElement);
+    redraw();
+    if (focused && !root.contains(document.activeElement)) {
+      const again = root.querySelector(focused);
+      if (again) again.focus({ preventScroll: true });
+    }
+  }
+
+  function redraw() {
     drawDynamic();
     drawStock();
     drawUnitPanel();
+    drawCard();
     drawTileInfo();
     drawTabs();
     drawUnitList();
     drawBuild();
     drawBar();
+    if (ctx.setChanged && view) ctx.setChanged(Boolean(view.submitted && running() && !samePending(view.archipelago_pending || {})));
+  }
+
+  // ---------------------------------------------------------------- errors and the autopilot in words
+  // An error's field (a path into the orders this page sent) as the player's own unit or build:
+  // units[1].path[0] -> "your Sergeant at (3, 4), its step 1".
+  function describeField(field, request) {
+    const m = /^(units|deploy|builds)\[(\d+)\](?:\.(\w+))?(?:\[(\d+)\])?/.exec(String(field || ''));
+    if (!m || !a) return '';
+    const item = ((request || {})[m[1]] || [])[Number(m[2])];
+    if (m[1] === 'builds') {
+      return item && item.type ? t('arch.err.your_build', { unit: typeName(item.type), n: Number(m[2]) + 1 }) : '';
+    }
+    const u = item && units.get(item.unit);
+    if (!u) return '';
+    let text = t('arch.err.your_unit', { unit: typeName(u.type), tile: coord(posOf(u)) });
+    if (m[3] === 'path' && m[4] !== undefined) text += t('arch.err.step', { n: Number(m[4]) + 1 });
+    else if (m[3] === 'to' && item.to) text += t('arch.err.dest', { tile: coord(asTile(item.to)) });
+    else if (m[3] === 'target') text += t('arch.err.target');
+    else if (m[1] === 'deploy' && item.tile) text += t('arch.err.dest', { tile: coord(asTile(item.tile)) });
+    return text;
+  }
+
+  // An id in a server's reason (which is English): the player's own unit by its English name.
+  function nameId(id) {
+    const u = a && units.get(id);
+    if (!u) return '';
+    const tile = asTile(u.tile);
+    return `your ${typeOf(u.type).name} at (${tile.x}, ${tile.y})`;
+  }
+
+  // One round the autopilot (or the standing orders) played: its orders, one line each.
+  function describeAutopilot(turn) {
+    if (!a || !rules) return null;
+    const o = turn.archipelago || {};
+    const who = (id) => {
+      const u = units.get(id);
+      return u ? `${typeName(u.type)} ${coord(asTile(u.tile))}` : t('arch.log.lost_unit');
+    };
+    const lines = [];
+    for (const d of o.deploy || []) lines.push(t('arch.log.deploy', { unit: who(d.unit), tile: coord(asTile(d.tile || {})) }));
+    for (const x of o.units || []) {
+      let what;
+      if (x.to && (x.to.x !== undefined || x.to.y !== undefined)) what = t('arch.order.move', { tile: coord(asTile(x.to)) });
+      else if (x.path && x.path.length) what = t('arch.log.path', { steps: x.path.map((d) => t(`arch.dir.${d}`)).join(' ') });
+      else if (x.action === 'outpost') what = t('arch.order.outpost');
+      else if (x.action) {
+        const e = a.enemies.find((q) => q.id === x.target) || a.enemy_log.find((q) => q.id === x.target);
+        what = t(`arch.order.${x.action}`, { target: e ? enemyWords(e) : t('arch.a_unit') });
+      } else what = t('arch.order.none');
+      lines.push(`${who(x.unit)}: ${what}`);
+    }
+    for (const b of o.builds || []) lines.push(t('arch.log.build', { unit: typeName(b.type) }));
+    if (o.bonus) lines.push(t('arch.log.bonus', { res: `${RES_ICON[o.bonus] || ''} ${t(`res.${o.bonus}`)}` }));
+    if (!lines.length) lines.push(t('autopilot.nothing'));
+    return lines;
   }
 
   // ---------------------------------------------------------------- the contract
@@ -1547,14 +1750,15 @@ export function createScreen(el, ctx) {
       staticKey = k;
       drawStatic();
     }
-    if (!fitted) { fit(); lastWidth = board.clientWidth; }
     drawLegend();
     drawEnemyList();
     drawEvents();
     update();
+    if (!fitted) { fit(); lastWidth = board.clientWidth; } // (after the bar is drawn: the room is measured)
     if (tabs) { tabs.trade.render(v); tabs.standing.render(v); }
     // Once the server holds exactly what is entered, the draft is no longer needed.
     if (v.submitted && v.archipelago_pending && samePending(v.archipelago_pending)) ctx.draft.clear();
+    if (ctx.renderNotices) ctx.renderNotices(); // (the autopilot's rounds need the rules table's names)
   }
 
   function samePending(p) {
@@ -1579,5 +1783,5 @@ export function createScreen(el, ctx) {
     document.removeEventListener('keydown', onKey);
   }
 
-  return { render, relabel, destroy };
+  return { render, relabel, destroy, describeField, nameId, describeAutopilot };
 }

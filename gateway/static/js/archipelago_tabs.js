@@ -205,7 +205,7 @@ export function tradeTab(ctx, rules) {
     if (select.dataset.drawn === key) return;
     select.dataset.drawn = key;
     fill(select, h('option', { value: '' }, t('tabs.everyone')),
-      others.map((p) => h('option', { value: String(p.seat) }, p.nickname)));
+      others.map((p) => h('option', { value: String(p.seat) }, ctx.nameOf(p.seat))));
     select.value = others.some((p) => String(p.seat) === value) ? value : '';
   }
 
@@ -413,7 +413,7 @@ export function tradeTab(ctx, rules) {
   return {
     el,
     render(v) { view = v; update(); },
-    relabel() { keepFocus(el, () => { build(); update(); }); },
+    relabel() { keepFocus(el, () => { (ctx.keepErrors || ((_r, fn) => fn()))(el, () => { build(); update(); }); }); },
   };
 }
 
@@ -854,6 +854,6 @@ export function standingTab(ctx, rules) {
   return {
     el,
     render,
-    relabel() { agent.relabel(); if (view) draw(true); },
+    relabel() { agent.relabel(); if (view) (ctx.keepErrors || ((_r, fn) => fn()))(el, () => draw(true)); },
   };
 }

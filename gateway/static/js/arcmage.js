@@ -695,5 +695,27 @@ export function createScreen(el, ctx) {
     },
     relabel() { update(); agent.relabel(); },
     destroy() { clearInterval(clock); wide.removeEventListener('change', placeBar); agent.destroy(); fill(el); },
+    // An error's field (play.x, devote.target, …) as the card the refused action was about.
+    describeField(field, request) {
+      if (!av) return '';
+      const k = String(field || '').split('.')[0];
+      const id = request && request[k] && request[k].card;
+      return id && card(id) ? t('arcmage.err.your_card', { card: cardName(id) }) : '';
+    },
+    // A card instance id in a server's reason: the card's name.
+    nameId(id) { return av && card(id) ? `"${card(id).name}"` : ''; },
+    // One turn the autopilot played for me: its actions, one line each.
+    describeAutopilot(turn) {
+      if (!av) return null;
+      const acts = ((turn.arcmage || {}).actions || []);
+      const lines = acts.map((a) => {
+        const k = kindOf(a);
+        if (k === 'pass') return t('arcmage.auto.pass');
+        const id = subject(a);
+        const what = k === 'choose' ? t('arcmage.auto.choose', { option: optionText((a.choose || {}).option) }) : label(a);
+        return id ? `${cardName(id)}: ${what}` : what;
+      });
+      return lines.length ? lines : [t('autopilot.nothing')];
+    },
   };
 }

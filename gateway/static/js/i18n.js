@@ -2,7 +2,7 @@
 // Keys are flat ("home.open"); a value may hold {name} placeholders. Hebrew is right-to-left.
 export const LANGS = ['en', 'he'];
 const RTL = new Set(['he']);
-const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage'];
+const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage', 'rules'];
 let table = {};
 let current = 'en';
 const listeners = new Set();
@@ -56,20 +56,4 @@ export function has(key) { return key in table; }
 // Elements written in HTML with data-t="key" get their text from the table.
 export function translateStatic(root) {
   for (const el of root.querySelectorAll('[data-t]')) el.textContent = t(el.dataset.t);
-}
-
-// An error from the server (or the network) in the player's language: what went wrong by its code,
-// then which field and which rule. English also shows the server's own reason. A refusal made in
-// the page itself comes with its translated `text`.
-export function errorText(err) {
-  if (err && err.text) return err.text; // a refusal made in the page, already in the player's words
-  const code = err && err.code ? err.code : 'server/internal';
-  const what = has(`error.${code}`) ? t(`error.${code}`) : t('error.unknown', { code });
-  const where = [];
-  if (err && err.field) where.push(t('error.field', { field: err.field }));
-  if (err && err.rule) where.push(t('error.rule', { rule: err.rule }));
-  let text = where.length ? `${what} (${where.join(', ')})` : what;
-  const reason = err && err.reason;
-  if (reason && current === 'en') text += `: ${reason}`;
-  return text;
 }

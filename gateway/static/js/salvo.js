@@ -87,7 +87,7 @@ export function createScreen(el, ctx) {
   // The action bar: what to do now, the Done button (errors appear right after it).
   const status = h('p', { id: 'salvo-status', role: 'status' });
   const unsent = h('p', { id: 'salvo-unsent', class: 'notice', hidden: true });
-  const done = ctx.doneButton(getOrders);
+  const done = ctx.doneButton(getOrders, { draftOf: draftOrders });
   const bar = h('div', { class: 'salvo-bar card' }, h('div', { class: 'salvo-bar-text' }, status, unsent),
     h('div', { class: 'salvo-done' }, done));
 
@@ -143,7 +143,18 @@ export function createScreen(el, ctx) {
         if (!next.disabled) { next.focus(); break; }
       }
     });
-    return { grid, cells };
+    // One Tab stop per grid (the square last focused, else the first one that can be pressed); the
+    // arrows move inside it.
+    let current = '';
+    function rove() {
+      let keep = cells.get(current);
+      if (!keep || keep.disabled) keep = [...cells.values()].find((c) => !c.disabled) || null;
+      for (const c of cells.values()) c.tabIndex = c === keep ? 0 : -1;
+    }
+    grid.addEventListener('focusin', (ev) => {
+      if (ev.target.dataset && ev.target.dataset.sq) { current = ev.target.dataset.sq; rove(); }
+    });
+    return { grid, cells, rove };
   }
 
   // One cell's look and words: classes, text, label, the ship on it, clickable or not.
@@ -367,6 +378,41 @@ export function createScreen(el, ctx) {
     return { shots: [...chosen] };
   }
 
+  // What Done would send, or null (nothing complete yet): no refusal shown, nothing changed.
+  function draftOrders() {
+    if (!sv || sv.phase === 'over' || round === null) return null;
+    if (sv.phase === 'placement') {
+      if (random) return { random_placement: true };
+      if (spec().some((x) => !placed[x.name])) return null;
+      return { placement: spec().map((x) => ({ ship: x.name, bow: placed[x.name].bow, vertical: placed[x.name].vertical })) };
+    }
+    return myTurn() && chosen.length ? { shots: [...chosen] } : null;
+  }
+
+  // ---------------------------------------------------------------- errors and the autopilot in words
+  // shots[2] -> "your shot at C3"; placement[1] -> "your Cruiser with its bow at C1".
+  function describeField(field, request) {
+    const m = /^(shots|placement)\[(\d+)\]/.exec(String(field || ''));
+    if (!m) return '';
+    const item = ((request || {})[m[1]] || [])[Number(m[2])];
+    if (m[1] === 'shots') return item ? t('salvo.err.your_shot', { sq: String(item) }) : '';
+    return item && item.ship ? t('salvo.err.your_ship', { ship: ship(item.ship), sq: String(item.bow || '') }) : '';
+  }
+
+  // The rounds the autopilot played for me, by round: their shots on the enemy grid say so.
+  const autoRounds = () => new Set(((view && view.autopilot_log) || [])
+    .filter((x) => x.source !== 'standing_orders').map((x) => Number(x.round || 0)));
+
+  function describeAutopilot(turn) {
+    const o = turn.salvo || {};
+    if (o.shots && o.shots.length) return [t('salvo.auto.shots', { shots: o.shots.join(', ') })];
+    if (o.random_placement) return [t('salvo.auto.random')];
+    if (o.placement && o.placement.length) {
+      return [t('salvo.auto.placed', { ships: o.placement.map((x) => t('salvo.auto.ship_at', { ship: ship(x.ship), sq: x.bow })).join(', ') })];
+    }
+    return [t('autopilot.nothing')];
+  }
+
   // Do the orders entered here differ from the ones the server holds (sent, then changed)?
   function differsFromSent() {
     const p = view.salvo_pending;
@@ -429,6 +475,7 @@ export function createScreen(el, ctx) {
       else label = t('salvo.cell.water', { sq });
       setCell(cell, { cls: cls.filter(Boolean), text, label, vessel: s ? s.name : '', disabled: !placing });
     }
+    own.rove();
     // The enemy's latest salvo at me, in words.
     const last = (sv.incoming || []).filter((x) => x.round === lastRound);
     incomingNote.hidden = !last.length;
@@ -445,6 +492,7 @@ export function createScreen(el, ctx) {
     const revealed = new Map(); // game over: the enemy fleet
     for (const x of sv.enemy_fleet || []) for (const sq of x.squares) revealed.set(sq, x);
     const aim = new Set(chosen);
+    const autoShots = autoRounds();
     for (const [sq, cell] of enemy.cells) {
       const shot = shots.get(sq);
       const foe = revealed.get(sq);
@@ -462,6 +510,7 @@ export function createScreen(el, ctx) {
         if (shot.hit === false) cls.push('miss');
         const key = shot.hit === true ? 'salvo.cell.shot_hit' : shot.hit === false ? 'salvo.cell.shot_miss' : 'salvo.cell.shot';
         label = t(key, { sq, n: shot.round });
+        if (autoShots.has(shot.round)) { cls.push('auto'); label = t('salvo.cell.by_autopilot', { label }); }
         if (foe) label = t('salvo.cell.both', { a: label, b: ship(foe.name) });
       } else if (aim.has(sq)) {
         cls.push('aim');
@@ -470,6 +519,7 @@ export function createScreen(el, ctx) {
       setCell(cell, { cls: cls.filter(Boolean), text, label, vessel: foe ? foe.name : '',
         disabled: !firing || Boolean(shot), pressed: firing && !shot ? aim.has(sq) : null });
     }
+    enemy.rove();
   }
 
   function renderPlacement() {
@@ -519,6 +569,7 @@ export function createScreen(el, ctx) {
     setText(status, text);
     unsent.hidden = !differsFromSent();
     setText(unsent, t('salvo.unsent'));
+    if (ctx.setChanged) ctx.setChanged(p !== 'over' && differsFromSent());
 
     const left = Math.max(0, allowed - chosen.length);
     shotsLeft.hidden = p !== 'firing' || allowed === 0;
@@ -645,5 +696,7 @@ export function createScreen(el, ctx) {
     },
     relabel() { update(true); agent.relabel(); },
     destroy() { agent.destroy(); el.replaceChildren(); },
+    describeField,
+    describeAutopilot,
   };
 }
