@@ -1,6 +1,6 @@
 """The Watch protocol under real concurrency, through `archipelago serve` as a user runs it.
 
-Many Salvo games (``ARCHIPELAGO_PROTOCOL_GAMES``, default 100) are played at once, half through the
+Many Salvo games (``ARCHIPELAGO_PROTOCOL_GAMES``, default 30) are played at once, half through the
 gRPC door and half through JSON + WebSocket. Every player keeps a Watch stream open and plays from
 it: when a round opens it reads its view and submits random legal orders (the engine's
 ``random_orders``). Every other player breaks its stream once, mid-game, and resumes from the last
@@ -36,7 +36,7 @@ __all__ = ["served"]  # the fixture
 
 pytestmark = pytest.mark.e2e
 
-GAMES = int(os.environ.get("ARCHIPELAGO_PROTOCOL_GAMES", "50"))  # (100: ~90 s of the suite)
+GAMES = int(os.environ.get("ARCHIPELAGO_PROTOCOL_GAMES", "30"))  # (100: some 3 minutes of the suite)
 AT_ONCE = 25  # games in flight together
 MAX_ROUNDS = 12  # keeps each game short: at the cap, more squares hit wins (S7)
 WAIT_S = 300.0

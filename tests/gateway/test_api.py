@@ -59,6 +59,10 @@ class GatedStore(Store):
         await self._gate("connected")
         return await super().connected(game_id, seats)
 
+    async def connected_elsewhere(self, game_id: str, seat: int, stream: str) -> bool:
+        await self._gate("connected_elsewhere")
+        return await super().connected_elsewhere(game_id, seat, stream)
+
     async def touch_streams(self, streams: Any, ttl_s: float) -> None:
         await self._gate("touch_streams")
         await super().touch_streams(streams, ttl_s)
@@ -204,12 +208,13 @@ async def test_defect1_a_stream_opened_just_after_a_notice_still_gets_its_entry(
     assert (update["kind"], update["seat"], update["seq"]) == ("submitted", 1, view["seq"] + 1)
 
 
-@pytest.mark.parametrize("step", ["connected", "touch_streams", "publish", "presence_changed", "updates", "live"])
+@pytest.mark.parametrize("step", ["touch_streams", "connected_elsewhere", "publish", "presence_changed", "updates",
+                                  "live"])
 async def test_defect8_a_stream_cancelled_at_any_step_leaves_nothing_behind(api: PlayerAPI, step: str) -> None:
     game_id, ann, _bob = await two_players(api)
     gauges_before = watch_gauges()
     reached = asyncio.Event()
-    if step in ("connected", "touch_streams", "publish"):
+    if step in ("touch_streams", "connected_elsewhere", "publish"):
         reached, _never = store(api).arm(step)
     unblock = asyncio.Event()
     if step in ("presence_changed", "updates"):
