@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.conftest import OpenPage, Served, Watched, post, shot
+from tests.web.conftest import OpenPage, Served, Watched, post, shot, until
 
 pytestmark = pytest.mark.e2e
 
@@ -37,15 +36,6 @@ GOALS = {"cast", "attack", "intercept", "intercept_done", "event"}  # the moves 
 MAX_ACTIONS = 400
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 20.0) -> Any:
-    """Poll the server (not a page) until ``check()`` is truthy."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.03)
 
 
 # ------------------------------------------------------------------------------------------ the policy

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, Response, expect
 
-from tests.web.conftest import OpenPage, Served, Watched, post
+from tests.web.conftest import OpenPage, Served, Watched, post, until
 
 pytestmark = pytest.mark.e2e
 
@@ -67,15 +65,6 @@ def open_lobby_with_autopilot(page: Page, game: str) -> None:
     page.wait_for_selector("#game-area:not([hidden])")
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 20.0) -> Any:
-    """Poll the server (over its API) until ``check()`` is truthy: a wait on a condition."""
-    end = time.monotonic() + timeout_s
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def policy_of(resp: Response) -> str:

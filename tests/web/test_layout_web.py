@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-from tests.web.conftest import OpenPage, Served, post, shot
+from tests.web.conftest import OpenPage, Served, post, shot, until
 
 pytestmark = pytest.mark.e2e
 
@@ -160,15 +158,6 @@ def tab_to(page: Page, selector: str, limit: int = 250, back: bool = False) -> N
     raise AssertionError(f"{limit} presses of Tab never reached {selector}")
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 20.0) -> Any:
-    """Poll the server until ``check()`` is truthy."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 # ------------------------------------------------------------------------------------------ every screen

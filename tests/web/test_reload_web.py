@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.e2e.serving import serving, wait_healthy
-from tests.web.conftest import VIEWPORTS, Served, Watched, post, shot
+from tests.web.conftest import VIEWPORTS, Served, Watched, post, shot, until
 
 pytestmark = pytest.mark.e2e
 
@@ -63,15 +62,6 @@ def device(browser: Browser, graced: Served, watched: Watched) -> Iterator[Calla
     assert not problems, "\n".join(problems)
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
-    """Poll the server (over its API) until ``check()`` is truthy: a wait on a condition."""
-    end = time.monotonic() + timeout_s
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def api_game(url: str, game: str, seats: int = 2) -> dict[str, Any]:
@@ -146,7 +136,7 @@ def test_a17_a70_a_reload_with_the_others_done_keeps_the_round_and_the_orders_an
     bob_ctx = device("phone")  # bob's page stays open: with nobody connected a round waits (A17)
     seat(bob_ctx, game, "bob")
     open_game(bob_ctx, watched, game, "#arch-board rect.tile")
-    until(lambda: connected(url, game, 0) and connected(url, game, 1), "both pages connected")
+    until(lambda: connected(url, game, 0) and connected(url, game, 1), "both pages connected", timeout_s=30.0)
     ann.click("#done")  # round 0: the default layout
     done(url, game, "bob", {})
     wait_round(ann, 1)
@@ -181,7 +171,8 @@ def test_a17_a70_a_reload_with_the_others_done_keeps_the_round_and_the_orders_an
     expect(ann.locator("#build-list li[data-build='rank1']")).to_have_count(1)
     assert view_of(url, game, "ann")["round"] == 1, "the reload did not close the round"
     # the draft went to the server too (not "done"): it would stand even if the page never came back
-    pending = until(lambda: view_of(url, game, "ann").get("archipelago_pending"), "the draft on the server")
+    pending = until(lambda: view_of(url, game, "ann").get("archipelago_pending"), "the draft on the server",
+                    timeout_s=30.0)
     assert {o["unit"] for o in pending.get("units", [])} == set(goals)
     assert not view_of(url, game, "ann")["submitted"]
     shot(ann, "reload-resumed")
@@ -237,7 +228,7 @@ def test_s9_salvo_past_the_grace_the_page_names_the_shots_the_autopilot_fired(
     bob_ctx = device()  # bob's page stays open: with nobody connected a round waits (A17)
     seat(bob_ctx, game, "bob")
     open_game(bob_ctx, watched, game, "#salvo-own .cell")
-    until(lambda: connected(url, game, 0) and connected(url, game, 1), "both pages connected")
+    until(lambda: connected(url, game, 0) and connected(url, game, 1), "both pages connected", timeout_s=30.0)
     expect(ann.locator(".salvo")).to_have_attribute("data-phase", "firing")
     done(url, game, "bob", {"shots": ["A1"]})
     ann.close(run_before_unload=True)  # away past the grace: round 1 closes and the autopilot fires ann's salvo

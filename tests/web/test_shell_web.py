@@ -4,28 +4,17 @@ phone and desktop, network drops. Game screens have their own files."""
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.conftest import OpenPage, Served, Watched, create_game, join_by_link, post, shot, start
+from tests.web.conftest import OpenPage, Served, Watched, create_game, join_by_link, post, shot, start, until
 from tests.web.proxy import proxy_to
 
 pytestmark = pytest.mark.e2e
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 20.0) -> Any:
-    """Poll the server (not the page) until ``check()`` is truthy."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def api_game(url: str, game: str = "archipelago", deadline_s: float = 600) -> dict[str, Any]:
