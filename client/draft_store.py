@@ -4,7 +4,8 @@ draft of the latest rounds (orders entered, not yet done), the stable unit label
 
 One small JSON file per game in ``$XDG_STATE_HOME/archipelago`` (default ``~/.local/state/archipelago``),
 readable by its owner only (0600, the folder 0700); only the latest :data:`KEEP_ROUNDS` rounds' drafts are
-kept.  A file that cannot be read is ignored (the game goes on without it)."""
+kept, and the files of the latest :data:`KEEP_GAMES` games (a game left unfinished ages out; a finished
+game's file goes at its end).  A file that cannot be read is ignored (the game goes on without it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 KEEP_ROUNDS = 3
+KEEP_GAMES = 50  # state files kept (the most recently written): a game left unfinished ages out
 
 
 def state_dir() -> Path:
@@ -78,7 +80,10 @@ class DraftStore:
                 _private_dir()
             else:
                 self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            new = not self.path.exists()
             _write_private(self.path, json.dumps(self.data, sort_keys=True))
+            if new:
+                prune(self.path.parent, spare=self.path)
         except OSError:
             pass  # no state kept: the game goes on
 
@@ -126,6 +131,13 @@ class DraftStore:
             self.save()
 
 
+def prune(folder: Path, keep: int = KEEP_GAMES, spare: Path | None = None) -> None:
+    """Only the ``keep`` most recently written game files stay in ``folder`` (``spare`` among them)."""
+    files = sorted(folder.glob("*.json"), key=lambda p: (p == spare, p.stat().st_mtime), reverse=True)
+    for old in files[keep:]:
+        with_suppress_unlink(str(old))
+
+
 def secret_file(code: str, secret: str, root: Path | None = None) -> Path | None:
     """The seat's secret kept in a private file (0600) for the command that comes back; None when
     it cannot be written."""
@@ -140,4 +152,4 @@ def secret_file(code: str, secret: str, root: Path | None = None) -> Path | None
     return path
 
 
-__all__ = ["KEEP_ROUNDS", "DraftStore", "secret_file", "state_dir"]
+__all__ = ["KEEP_GAMES", "KEEP_ROUNDS", "DraftStore", "prune", "secret_file", "state_dir"]
