@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/.."
 mkdir -p var
 # (each side also takes a few of the slowest tests that serve their own cluster, to even the sides out)
-web=(tests/web tests/e2e/test_load_smoke.py tests/e2e/test_cli.py)
+web=(tests/web tests/e2e/test_cli.py)
 cpu=(tests/engine tests/client tests/deploy tests/e2e/test_eight_bots.py tests/e2e/test_admin.py)
 echo "${web[*]} and ${cpu[*]} run beside the other tests (their output: var/test-web.log, var/test-cpu.log)"
 .venv/bin/pytest -q -p no:cacheprovider "${web[@]}" "$@" >var/test-web.log 2>&1 &
@@ -20,7 +20,10 @@ web_pid=$!
 .venv/bin/pytest -q -p no:cacheprovider "${cpu[@]}" "$@" >var/test-cpu.log 2>&1 &
 cpu_pid=$!
 trap 'kill "$web_pid" "$cpu_pid" 2>/dev/null' EXIT INT TERM
-.venv/bin/pytest -q -p no:cacheprovider "${web[@]/#/--ignore=}" "${cpu[@]/#/--ignore=}" "$@"
+# (the chaos suites last: their own Ray nodes start best once the other sides' servers are up or done;
+# the locust smoke stays here, away from the browsers)
+.venv/bin/pytest -q -p no:cacheprovider "${web[@]/#/--ignore=}" "${cpu[@]/#/--ignore=}" \
+  tests/gateway tests/services tests/fuzz tests/e2e tests/chaos "$@"
 rest=$?
 wait "$web_pid"
 web_rc=$?

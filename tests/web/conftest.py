@@ -25,6 +25,7 @@ from playwright.sync_api import (
     ConsoleMessage,
     Page,
     Playwright,
+    Request,
     Response,
     ViewportSize,
     sync_playwright,
@@ -102,7 +103,15 @@ class Watched:
 
         page.on("console", console)
         page.on("pageerror", lambda e: self.report(f"page error: {e}"))
-        page.on("requestfailed", lambda r: self.report(f"request failed: {r.method} {r.url} {r.failure}"))
+        def failed(r: Request) -> None:
+            # a draft (sent a second after each change and as the page is left) that a navigation or
+            # reload cut is the page leaving, not a fault: the next draft, or Done, carries the orders
+            if "ERR_ABORTED" in str(r.failure) and r.url.endswith("/Game/SubmitOrders") \
+                    and '"draft":true' in (r.post_data or "").replace(" ", ""):
+                return
+            self.report(f"request failed: {r.method} {r.url} {r.failure}")
+
+        page.on("requestfailed", failed)
         page.on("response", response)
         return page
 
