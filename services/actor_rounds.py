@@ -35,6 +35,12 @@ from services.actor_core import (
 log = logging.getLogger(__name__)
 
 
+def _filled(orders: Mapping[str, Any]) -> dict[str, Any]:
+    """``orders`` without its empty members: what a completion by standing orders added shows as a
+    difference, a member it merely spelled out empty (``"units": []``) does not."""
+    return {k: v for k, v in orders.items() if v not in (None, "", [], {})}
+
+
 class RoundsPart(ActorCore):
     """One part of a game actor: see the module docstring."""
 
@@ -73,7 +79,7 @@ class RoundsPart(ActorCore):
         for seat, played in orders.items():
             if seat not in done:
                 self._log_auto(seat, closed, "autopilot", orders=played)
-            elif self.standing.get(seat) and played != self.submissions[seat].orders:
+            elif self.standing.get(seat) and _filled(played) != _filled(self.submissions[seat].orders):
                 self._log_auto(seat, closed, "standing_orders", orders=played)
         self.state, events = rounds_of(self.engine).resolve(self.state, orders)
         self.last_events = events

@@ -373,3 +373,24 @@ async def test_a70_the_autopilot_log_says_what_the_autopilot_played_for_that_pla
     assert [t["salvo"] for t in log1] == [c["orders"]["1"] for c in closed][-10:]
     reloaded = await GameActor.load(GID, store, now_ms=clock)
     assert (await reloaded.view(1))["autopilot_log"] == log1, "rebuilt from the journal"
+
+
+async def test_a70_the_log_lists_a_round_the_standing_orders_completed_and_not_one_they_left_alone() -> None:
+    store, clock = MemoryJournal(), FakeClock()
+    actor = GameActor(GID, store, now_ms=clock)
+    await actor.create(kind="archipelago", config={"players": 2}, nickname="ann", secret_hash="h0",
+                       public=True, deadline_s=30, code="ABCDEF")
+    await actor.join("bob", "h1")
+    await actor.start(0, False)
+    store.present |= {(GID, 0), (GID, 1)}
+    for seat in (0, 1):  # round 0: both deploy as they stand (A15)
+        await actor.submit(seat, {}, version=actor.version)
+    await actor.set_standing(0, {"posture": "hold", "bonus": "food"})
+    for seat, orders in ((0, {}), (1, {})):  # round 1: ann's orders have no bonus: her standing one fills it
+        await actor.submit(seat, orders, version=actor.version)
+    log0 = (await actor.view(0))["autopilot_log"]
+    assert [(t["round"], t["source"], t["archipelago"].get("bonus")) for t in log0] == [(1, "standing_orders", "food")]
+    for seat, orders in ((0, {"bonus": "iron"}), (1, {})):  # round 2: nothing left for them to fill
+        await actor.submit(seat, orders, version=actor.version)
+    assert (await actor.view(0))["autopilot_log"] == log0, "a round her own orders covered is not listed"
+    assert (await actor.view(1))["autopilot_log"] == [], "bob submitted every round and has no standing orders"
