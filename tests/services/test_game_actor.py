@@ -386,8 +386,8 @@ async def test_a70_the_log_lists_a_round_the_standing_orders_completed_and_not_o
     for seat in (0, 1):  # round 0: both deploy as they stand (A15)
         await actor.submit(seat, {}, version=actor.version)
     await actor.set_standing(0, {"posture": "hold", "bonus": "food"})
-    for seat, orders in ((0, {}), (1, {})):  # round 1: ann's orders have no bonus: her standing one fills it
-        await actor.submit(seat, orders, version=actor.version)
+    for seat in (0, 1):  # round 1: ann's orders have no bonus: her standing one fills it
+        await actor.submit(seat, {}, version=actor.version)
     log0 = (await actor.view(0))["autopilot_log"]
     assert [(t["round"], t["source"], t["archipelago"].get("bonus")) for t in log0] == [(1, "standing_orders", "food")]
     for seat, orders in ((0, {"bonus": "iron"}), (1, {})):  # round 2: nothing left for them to fill
