@@ -314,13 +314,19 @@ COMMON_HELP = """\
                                you are away; the command to come back is shown"""
 
 
+def clock_parts(deadline_unix_ms: int, now_ms: float | None = None) -> tuple[int, str]:
+    """(whole seconds left, the local time of the deadline 'HH:MM:SS') of a deadline > 0."""
+    now = time.time() * 1000 if now_ms is None else now_ms
+    left = max(0, math.ceil((deadline_unix_ms - now) / 1000))
+    return left, time.strftime("%H:%M:%S", time.localtime(deadline_unix_ms / 1000))
+
+
 def countdown(deadline_unix_ms: int, now_ms: float | None = None) -> str:
     """'47 s left (closes 15:42:10)', '' without a deadline."""
     if deadline_unix_ms <= 0:
         return ""
-    now = time.time() * 1000 if now_ms is None else now_ms
-    left = max(0, math.ceil((deadline_unix_ms - now) / 1000))
-    return f"{left} s left (closes {time.strftime('%H:%M:%S', time.localtime(deadline_unix_ms / 1000))})"
+    left, at = clock_parts(deadline_unix_ms, now_ms)
+    return f"{left} s left (closes {at})"
 
 
 @dataclass

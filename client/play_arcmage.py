@@ -18,10 +18,8 @@ the terminal, abandoning the prompt when the step moves on) is :mod:`client.play
 
 from __future__ import annotations
 
-import math
 import secrets
 import textwrap
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +28,7 @@ from google.protobuf import json_format
 
 from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2
 from client.errors import ApiError
-from client.play import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, Seat, common_command
+from client.play import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, Seat, clock_parts, common_command
 from client.terminal import Leave
 from client.views import view_dict
 
@@ -178,9 +176,8 @@ def countdown(deadline_unix_ms: int, now_ms: float | None = None) -> str:
     """'closes 15:42:10 · 57 s left' (local time), '' without a deadline."""
     if deadline_unix_ms <= 0:
         return ""
-    now = time.time() * 1000 if now_ms is None else now_ms
-    left = max(0, math.ceil((deadline_unix_ms - now) / 1000))
-    return f"closes {time.strftime('%H:%M:%S', time.localtime(deadline_unix_ms / 1000))} · {left} s left"
+    left, at = clock_parts(deadline_unix_ms, now_ms)
+    return f"closes {at} · {left} s left"
 
 
 def priority(t: Table, now_ms: float | None = None) -> str:
