@@ -31,6 +31,8 @@ from engine.errors import (
     NotStarted,
 )
 from services import metrics, tracing
+from services.notify.config import WarnPolicy
+from services.notify.kinds import Notice
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,11 @@ class Journal(Protocol):
                           created_ms: int) -> None: ...
 
     async def retire(self, game_id: str, *, code: str, secret_hashes: Any, retention_s: float) -> None: ...
+
+    async def notify(self, game_id: str, game: str, notices: Any, *, version: int,
+                     at_ms: int) -> tuple[list[int], int]: ...
+
+    async def notify_mark(self, game_id: str) -> int: ...
 
 
 def wall_ms() -> int:
@@ -172,7 +179,7 @@ class ActorCore:
 
     def __init__(self, game_id: str, store: Journal, *, now_ms: Callable[[], int] = wall_ms,
                  on_deadline: Callable[[str, int | None], None] | None = None,
-                 retention: Retention | None = None) -> None:
+                 retention: Retention | None = None, warn: WarnPolicy | None = None) -> None:
         self.game_id = game_id
         self.store = store
         self.now_ms = now_ms
@@ -220,6 +227,12 @@ class ActorCore:
         self.create_fingerprint = ""
         self._applied = asyncio.Event()  # set (and replaced) at every apply
         self.writing = 0  # the version whose journal write is in flight (0: none)
+        # --- notifications (services.actor_notify) ---
+        self.warn = warn or WarnPolicy()
+        self.step_opened_ms = 0  # when the current step (and its deadline) opened
+        self.warned_version = -1  # the step_version whose deadline warning was queued
+        self.notices_pending: list[Notice] = []  # not queued yet (the outbox was unreachable)
+        self.notified: set[str] = set()  # dedup fields queued by this actor (the outbox dedups too)
 
     # ------------------------------------------------------------------ loading and journaling
     @classmethod
@@ -231,6 +244,7 @@ class ActorCore:
         actor = cls(game_id, store, **kwargs)
         for entry in entries:
             actor.apply(entry)
+        await actor._notify_after_load()
         if actor.status == OVER:  # a shard stopped between the end and the retirement: finish it
             await actor._retire()
         return actor
@@ -262,6 +276,7 @@ class ActorCore:
                 self.apply(entry)
         else:
             self.apply(entry)
+        await self._notify_entry(self.version)
 
     def apply(self, entry: Mapping[str, Any]) -> None:
         """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
@@ -456,11 +471,20 @@ class ActorCore:
         step = self.engine.step(self.state)
         self._open_step(step, at_ms)
         self._push("round_opened", data={"deadline_unix_ms": self.deadline_ms})
-        self.on_deadline(self.game_id, self.deadline_ms)
+        self._wake_changed()
         if step_is_turn:
             self._push_step()
 
     # ------------------------------------------------------------------ implemented by the parts
+    async def _notify_entry(self, version: int) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    async def _notify_after_load(self) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _wake_changed(self) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
     async def _autoplay_bots(self) -> None:
         raise NotImplementedError  # (a part of GameActor implements it)
 

@@ -49,7 +49,7 @@ class LobbyPart(ActorCore):
         self.seq = [0] * self.seats_total
         self._push("joined", seat=0)
         self.deadline_ms = self.created_ms + int(self.retention.lobby_ttl_s * 1000)  # the lobby's expiry
-        self.on_deadline(self.game_id, self.deadline_ms)
+        self._wake_changed()
 
     def _apply_join(self, e: Mapping[str, Any]) -> None:
         self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"]))

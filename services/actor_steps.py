@@ -72,7 +72,7 @@ class StepsPart(ActorCore):
                     self.current_step = step
                 else:
                     self._open_step(step, at)
-                    self.on_deadline(self.game_id, self.deadline_ms)
+                    self._wake_changed()
                 self._push_step()  # after every action: whose turn it is now
         # (after a new round's reset: a retry of the action that ended the round is still a replay)
         self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
@@ -90,6 +90,7 @@ class StepsPart(ActorCore):
         self.current_step = step
         self.step_round = self.state.round
         self.step_version = self.version
+        self.step_opened_ms = at_ms
         if step.kind == TURN and step.active in self.overdue:
             self.deadline_ms = at_ms
         else:
@@ -216,4 +217,4 @@ class StepsPart(ActorCore):
             log.error("game %s: the autopilot did not end the %s step of seat(s) %s", self.game_id, step.kind,
                       list(step.players))
             self.deadline_ms = self.now_ms() + int(step_seconds(self.config, self.deadline_s, step.deadline) * 1000)
-            self.on_deadline(self.game_id, self.deadline_ms)
+            self._wake_changed()

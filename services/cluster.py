@@ -585,9 +585,11 @@ def start_shards(count: int | list[str], redis_url: str, *, prefix: str = "arch:
     import ray
 
     from services.game_actor import Retention
+    from services.notify.config import WarnPolicy
     from services.shard import GameShard
 
     retention = dataclasses.asdict(Retention.from_env())  # the starting process's environment
+    warn = dataclasses.asdict(WarnPolicy.from_env())  # (when deadline warnings come)
     actor_cls: Any = ray.remote(GameShard)
     handles = []
     resources = shard_resources()
@@ -601,7 +603,7 @@ def start_shards(count: int | list[str], redis_url: str, *, prefix: str = "arch:
             opts["resources"] = resources
         if detached:
             opts["lifetime"] = "detached"
-        handles.append(actor_cls.options(**opts).remote(name, redis_url, prefix, retention))
+        handles.append(actor_cls.options(**opts).remote(name, redis_url, prefix, retention, warn))
     ray.get([h.ping.remote() for h in handles])
     return handles
 

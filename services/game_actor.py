@@ -50,6 +50,7 @@ from services.actor_core import (
     wall_ms,
 )
 from services.actor_lobby import LobbyPart
+from services.actor_notify import NotifyPart
 from services.actor_reads import ReadsPart
 from services.actor_rounds import RoundsPart
 from services.actor_steps import StepsPart
@@ -57,14 +58,15 @@ from services.actor_steps import StepsPart
 log = logging.getLogger(__name__)
 
 
-class GameActor(LobbyPart, RoundsPart, StepsPart, ReadsPart):
+class GameActor(LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart):
     """One game. Not a Ray actor: a plain object hosted (thousands at a time) by a GameShard.
 
     Its parts, one job each: :class:`services.actor_core.ActorCore` (state from the journal, the
     journal write, updates, keys, the end), :class:`~services.actor_lobby.LobbyPart`,
     :class:`~services.actor_rounds.RoundsPart` (simultaneous rounds),
     :class:`~services.actor_steps.StepsPart` (turns and windows), :class:`~services.actor_reads.ReadsPart`
-    (views, updates, operator reads); here what spans them: presence and the deadline."""
+    (views, updates, operator reads), :class:`~services.actor_notify.NotifyPart` (notifications and the
+    deadline warning); here what spans them: presence and the deadline."""
 
     async def presence_changed(self) -> None:
         async with self.lock:
@@ -77,7 +79,10 @@ class GameActor(LobbyPart, RoundsPart, StepsPart, ReadsPart):
     async def deadline_passed(self) -> bool:
         """Called by the shard's timer; closes the round (or expires the lobby) if its deadline passed."""
         async with self.lock:
-            if self.status == OVER or self.deadline_ms is None or self.now_ms() < self.deadline_ms:
+            if self.status == OVER or self.deadline_ms is None:
+                return False
+            if self.now_ms() < self.deadline_ms:  # woken before it: the deadline warning
+                await self._maybe_warn()
                 return False
             if self.status == LOBBY:
                 await self._commit({"op": "expire", "at": self.now_ms()})

@@ -47,6 +47,15 @@ DEADLINE_LATENESS = Histogram(
 AUTOPILOT = Histogram("archipelago_autopilot_seconds", "Time the autopilot takes for one absent player",
                       registry=REGISTRY, buckets=(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1))
 
+NOTIFY_KINDS = ("game_started", "your_turn", "your_decision", "deadline", "trade_offer", "private_chat",
+                "game_over")
+NOTIFICATIONS_QUEUED = Counter("archipelago_notifications_queued", "Notifications queued in the outbox (one per "
+                               "player and thing: after dedup, only for players who want that kind)", ["kind"],
+                               registry=REGISTRY)
+NOTIFICATIONS_DROPPED = Counter("archipelago_notifications_dropped", "Notifications not queued: the outbox was "
+                                "full (ARCHIPELAGO_NOTIFY_MAX_QUEUE)", registry=REGISTRY)
+for _kind in NOTIFY_KINDS:
+    NOTIFICATIONS_QUEUED.labels(_kind)  # every series from 0
 _ACTION_COUNTERS = {kind: ACTIONS.labels(kind) for kind in (*ACTION_KINDS, "other")}  # every series from 0
 
 

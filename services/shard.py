@@ -24,6 +24,7 @@ from engine import GAMES
 from engine.errors import NotFound
 from services import metrics, tracing
 from services.game_actor import RUNNING, GameActor, Retention, wall_ms
+from services.notify.config import WarnPolicy
 from services.shard_api import METHODS, ShardApi
 from services.store import JournalConflict, Store, is_outage
 
@@ -45,11 +46,12 @@ class ShardCore(ShardApi):
     :class:`services.shard_api.ShardApi`)."""
 
     def __init__(self, name: str, store: Store, *, now_ms: Callable[[], int] = wall_ms,
-                 retention: Retention | None = None) -> None:
+                 retention: Retention | None = None, warn: WarnPolicy | None = None) -> None:
         self.name = name
         self.store = store
         self.now_ms = now_ms
         self.retention = retention or Retention()
+        self.warn = warn or WarnPolicy()
         self.games: dict[str, GameActor] = {}
         self._loading: dict[str, asyncio.Future[GameActor]] = {}
         self._heap: list[tuple[int, str]] = []
@@ -89,7 +91,7 @@ class ShardCore(ShardApi):
     # ---------------------------------------------------------------- games
     def _new_actor(self, game_id: str) -> GameActor:
         return GameActor(game_id, self.store, now_ms=self.now_ms, on_deadline=self._deadline_changed,
-                         retention=self.retention)
+                         retention=self.retention, warn=self.warn)
 
     async def game(self, game_id: str) -> GameActor:
         """The game actor, loaded from its journal on first use (NotFound if it has none)."""
@@ -102,10 +104,12 @@ class ShardCore(ShardApi):
         fut: asyncio.Future[GameActor] = asyncio.get_running_loop().create_future()
         self._loading[game_id] = fut
         try:
-            actor = await GameActor.load(game_id, self.store, now_ms=self.now_ms, retention=self.retention)
+            actor = await GameActor.load(game_id, self.store, now_ms=self.now_ms, retention=self.retention,
+                                         warn=self.warn)
             actor.on_deadline = self._deadline_changed
-            if actor.deadline_ms is not None:
-                self._arm(game_id, actor.deadline_ms)
+            wake = actor.wake_ms()
+            if wake is not None:
+                self._arm(game_id, wake)
             self.games[game_id] = actor
             fut.set_result(actor)
             if actor.status == RUNNING:  # a shard that died between a journal entry and an early close
@@ -196,28 +200,32 @@ class ShardCore(ShardApi):
             return 0
         gate = asyncio.Semaphore(FIRE_AT_ONCE)
 
-        async def fire(game_id: str, deadline: int) -> bool:
+        async def fire(game_id: str, wake: int) -> bool:
             async with gate:
                 try:
-                    closed = await self.reloading(self._deadline_of, game_id)
+                    passed = await self.reloading(self._deadline_of, game_id)
                 except Exception:
                     log.exception("deadline of %s failed", game_id)
                     return False
-                if closed:
-                    metrics.DEADLINE_LATENESS.observe(max(0, self.now_ms() - deadline) / 1000.0)
-                return closed
+                if passed is not None:  # (late from the deadline itself, not from a warning's wake-up)
+                    metrics.DEADLINE_LATENESS.observe(max(0, self.now_ms() - passed) / 1000.0)
+                return passed is not None
 
         fired = sum(await asyncio.gather(*(fire(g, d) for g, d in self.due())))
         self.deadlines_fired += fired
         return fired
 
-    async def _deadline_of(self, game_id: str) -> bool:
+    async def _deadline_of(self, game_id: str) -> int | None:
+        """Wake a game (its deadline, or the deadline warning before it); the deadline that passed, if
+        one did (None: not yet — the game is armed again for its next wake-up)."""
         async with self.using(game_id) as actor:
+            deadline = actor.deadline_ms
             if await actor.deadline_passed():
-                return True
-            if actor.deadline_ms is not None and game_id not in self._deadline:
-                self._arm(game_id, actor.deadline_ms)
-            return False
+                return deadline or 0
+            wake = actor.wake_ms()
+            if wake is not None and game_id not in self._deadline:
+                self._arm(game_id, wake)
+            return None
 
     async def reloading(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``, once more if a journal conflict dropped its game (:meth:`using`): the entry
@@ -423,12 +431,12 @@ class GameShard:
     unpickling engine classes. Created by :func:`services.cluster.start_shards`."""
 
     def __init__(self, name: str, redis_url: str, prefix: str = "arch:",
-                 retention: dict[str, float] | None = None) -> None:
+                 retention: dict[str, float] | None = None, warn: dict[str, float] | None = None) -> None:
         logging.basicConfig(level=logging.INFO)
         tracing.setup("archipelago-shard")
         metrics.SHARD_GC.install()
         store = Store(redis_url, prefix, client_name=f"archipelago-{name}", metrics=metrics.SHARD_REDIS)
-        self.core = ShardCore(name, store, retention=Retention(**(retention or {})))
+        self.core = ShardCore(name, store, retention=Retention(**(retention or {})), warn=WarnPolicy(**(warn or {})))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""

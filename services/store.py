@@ -16,6 +16,7 @@ Key schema (all under a configurable prefix, default ``arch:``):
                                 hash ``h``): the token is derived from it, never stored (1 h)
 ``agentrevoked:{game}:{seat}:{id}``  a revoked token's id: its key may not make it again (1 h)
 ``place:{game}``                shard name of the game (rendezvous hashing, recorded once)
+``notify:…``                    notifications: settings, outbox, dedup (see :mod:`services.notify.outbox`)
 ``g:{game}:archive``            a finished game's journal, compacted (zlib + base64 of its JSON lines)
 ``deadlines:{shard}``           sorted set game id -> round deadline (Unix ms) of that shard
 ``presence:{game}``             sorted set "{seat}:{stream}" -> expiry (Unix ms) of each open Watch
@@ -271,6 +272,7 @@ class Store:
         self._touch: Any = self.redis.register_script(_TOUCH)
         self._linger: Any = self.redis.register_script(_LINGER)
         self._move: Any = self.redis.register_script(_MOVE)
+        self._outbox: Any = None
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -316,6 +318,8 @@ class Store:
         keys = [archive, self.key("g", game_id, "summary"), self.key("place", game_id)]
         keys += [self.key("code", code)] if code else []
         keys += [self.key("secret", h) for h in seats if h]
+        keys += [self.key("notify", game_id, str(seat)) for seat in range(len(seats))]  # notification settings
+        keys += [self.key("notify", "seen", game_id), self.key("notify", "mark", game_id)]
         for seat in range(len(seats)):  # agent tokens: the listing and each token's key
             listing = self.key("agents", game_id, str(seat))
             tokens = await self.redis.hgetall(listing)
@@ -572,6 +576,27 @@ class Store:
         key = self.key("server_key")
         await self.redis.set(key, secrets.token_hex(32), nx=True)
         return bytes.fromhex(str(await self.redis.get(key)))
+
+    # --- notifications (services.notify.outbox) -------------------------------------------------
+    @property
+    def outbox(self) -> Any:
+        """The notifications' outbox on this store's connections (made on first use)."""
+        if self._outbox is None:
+            from services.notify.config import NotifyConfig
+            from services.notify.outbox import Outbox
+
+            self._outbox = Outbox(self, max_queue=NotifyConfig.from_env().max_queue)
+        return self._outbox
+
+    async def notify(self, game_id: str, game: str, notices: Any, *, version: int,
+                     at_ms: int) -> tuple[list[int], int]:
+        """Queue a game's notices (:meth:`services.notify.outbox.Outbox.enqueue`): the indexes queued, the
+        count dropped."""
+        queued, dropped = await self.outbox.enqueue(game_id, game, notices, version=version, at_ms=at_ms)
+        return list(queued), int(dropped)
+
+    async def notify_mark(self, game_id: str) -> int:
+        return int(await self.outbox.mark(game_id))
 
     # --- pub/sub -------------------------------------------------------------------------------
     async def publish(self, game_id: str, message: dict[str, Any]) -> None:

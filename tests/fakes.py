@@ -29,6 +29,24 @@ class MemoryJournal:
         self.secrets: dict[str, tuple[str, int]] = {}
         self.summaries: dict[str, dict[str, Any]] = {}
         self.retired: dict[str, float] = {}  # game -> retention (s) it was retired with
+        self.notices: list[tuple[str, Any]] = []  # (game, Notice) queued, in order (deduplicated)
+        self.notice_marks: dict[str, int] = {}
+        self.seen_notices: set[tuple[str, str]] = set()
+
+    async def notify(self, game_id: str, game: str, notices: Iterable[Any], *, version: int,
+                     at_ms: int) -> tuple[list[int], int]:
+        queued = []
+        for i, n in enumerate(notices):
+            if (game_id, n.dedup()) not in self.seen_notices:
+                self.seen_notices.add((game_id, n.dedup()))
+                self.notices.append((game_id, n))
+                queued.append(i)
+        if version > self.notice_marks.get(game_id, 0):
+            self.notice_marks[game_id] = version
+        return queued, 0
+
+    async def notify_mark(self, game_id: str) -> int:
+        return self.notice_marks.get(game_id, 0)
 
     async def journal_append_publish(self, game_id: str, entry: dict[str, Any], notice: dict[str, Any],
                                      expected: int) -> None:

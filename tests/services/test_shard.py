@@ -30,7 +30,8 @@ async def test_s9_a_passed_deadline_closes_the_round(shard: tuple[ShardCore, Fak
     view = await core.view("g1", 1)
     assert view["round"] == 1 and view["view"]["fleet"], "the autopilot placed the fleet"
     await core.flush()
-    assert await core.store.deadlines("shard-t") == [("g1", view["deadline_unix_ms"])]
+    # the index holds the game's next wake-up: round 2's deadline warning, 15 s before its 30 s deadline
+    assert await core.store.deadlines("shard-t") == [("g1", view["deadline_unix_ms"] - 15_000)]
 
 
 async def test_idle_games_leave_memory_and_come_back_from_the_journal(shard: tuple[ShardCore, FakeClock]) -> None:
@@ -100,7 +101,7 @@ async def test_s9_deadlines_due_together_close_concurrently_and_their_lateness_i
     in_flight = peak = 0
     original = core._deadline_of
 
-    async def watched(game_id: str) -> bool:
+    async def watched(game_id: str) -> int | None:
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
