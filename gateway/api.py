@@ -263,10 +263,14 @@ class PlayerAPI:
         # an agent's lease (A90) already outlasts its last call: it ends without a further grace
         self.presence.on_lease_end = lambda game_id, seat, sid: self._gone(game_id, seat, sid, grace_s=0)
         self.limiter = Limiter(self.config.limits)
+        from gateway.notify_api import NotifyService
+
+        self.notify = NotifyService(store, self.config.public_url)
 
     async def start(self) -> None:
         await self.notices.start()
         self.presence.start()
+        await self.notify.start()
 
     def end_streams(self) -> int:
         """A stopping gateway: every open Watch stream ends now with ``server/unavailable`` (its client
@@ -281,6 +285,7 @@ class PlayerAPI:
         return told
 
     async def stop(self) -> None:
+        await self.notify.stop()
         await self.presence.stop()
         await self.notices.stop()
         await self.store.close()
@@ -526,6 +531,17 @@ class PlayerAPI:
         await self.store.mark_agent_token_revoked(who.game_id, who.seat, token_id, AGENT_KEY_TTL_S)
         await self.store.publish(game_id, {"revoked": rec["hash"]})  # every gateway ends its streams
         self.presence.end_lease(rec["hash"])
+
+    # ------------------------------------------------------------------ notifications (notify.proto)
+    async def get_notifications(self, secret: str, game_id: str) -> dict[str, Any]:
+        who = await self.auth(secret, game_id)
+        return await self.notify.get(who.game_id, who.seat, await self.kind_of(who.game_id))
+
+    async def set_notifications(self, secret: str, game_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        who = await self.auth(secret, game_id)
+        summary = await self.store.summary(who.game_id) or {}
+        return await self.notify.set(who.game_id, who.seat, await self.kind_of(who.game_id),
+                                     str(summary.get("status", "")), request, agent=bool(who.agent))
 
     async def hold_presence(self, who: Caller) -> None:
         """An agent's call (A90): its player counts as connected (A17) until ``agent_presence_s`` after

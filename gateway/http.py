@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from gateway import admin, errors, web, webclient
+from gateway import admin, errors, notify_api, web, webclient
 from gateway.api import PlayerAPI
 from gateway.limits import PEER
 from gateway.mcp_door import McpDoor
@@ -268,6 +268,7 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
 
     routes += web.routes() + webclient.routes(game_known) + door.routes
     routes += admin.routes(api, admin.token_from_env() if admin_token is None else admin_token)
+    routes += notify_api.routes(lambda _request: api().notify)  # the links in notification mails
     # every HTTP answer carries the security headers; an unknown path gets the not-found page (gateway.security)
     app = Starlette(routes=routes, lifespan=run, middleware=[Middleware(PeerAddress), Middleware(SecurityHeaders)],
                     exception_handlers={404: not_found})

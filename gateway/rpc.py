@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from archipelago.v1 import game_pb2, lobby_pb2
+from archipelago.v1 import game_pb2, lobby_pb2, notify_pb2
 from engine.errors import InvalidOrder
 from gateway import convert
 from gateway.api import MAX_AGENT_TOKENS, PlayerAPI
@@ -93,6 +93,14 @@ async def revoke_agent_token(api: PlayerAPI, req: game_pb2.RevokeAgentTokenReque
     return game_pb2.RevokeAgentTokenResponse()
 
 
+async def get_notifications(api: PlayerAPI, req: notify_pb2.GetNotificationsRequest, secret: str) -> Message:
+    return notify_pb2.NotificationSettings(**await api.get_notifications(secret, req.game_id))
+
+
+async def set_notifications(api: PlayerAPI, req: notify_pb2.SetNotificationsRequest, secret: str) -> Message:
+    return notify_pb2.NotificationSettings(**await api.set_notifications(secret, req.game_id, convert.to_dict(req)))
+
+
 def check_after_seq(after_seq: int, latest: int | None = None) -> None:
     """A Watch's ``after_seq`` is 0 (from the beginning) or the seq of an update the caller has had:
     not negative, not beyond ``latest`` (the caller's latest seq) — such a stream would deliver
@@ -144,6 +152,8 @@ UNARY: dict[str, Rpc] = {r.name: r for r in (
     Rpc("Game", "CreateAgentToken", game_pb2.CreateAgentTokenRequest, create_agent_token),  # type: ignore[arg-type]
     Rpc("Game", "ListAgentTokens", game_pb2.ListAgentTokensRequest, list_agent_tokens),  # type: ignore[arg-type]
     Rpc("Game", "RevokeAgentToken", game_pb2.RevokeAgentTokenRequest, revoke_agent_token),  # type: ignore[arg-type]
+    Rpc("Game", "GetNotifications", notify_pb2.GetNotificationsRequest, get_notifications),  # type: ignore[arg-type]
+    Rpc("Game", "SetNotifications", notify_pb2.SetNotificationsRequest, set_notifications),  # type: ignore[arg-type]
 )}
 
 
