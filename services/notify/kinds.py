@@ -58,6 +58,19 @@ WORDS: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
+#: a game of turns (Arcmage) says "turn" where a game of rounds says "round"
+TURN_WORDS: dict[str, dict[str, tuple[str, str]]] = {
+    "en": {
+        YOUR_TURN: ("Your turn", "Turn {round} of your {game} game is yours — deadline {when}."),
+        DEADLINE: ("Deadline soon", "Your {game} game waits for you until {when} (turn {round})."),
+    },
+    "he": {
+        YOUR_TURN: ("תורך", "תור {round} במשחק ה{game} שלך הוא שלך — מועד אחרון {when}."),
+        DEADLINE: ("המועד מתקרב", "משחק ה{game} שלך מחכה לך עד {when} (תור {round})."),
+    },
+}
+TURN_GAMES = frozenset({"arcmage"})
+
 
 @dataclass(frozen=True)
 class Notice:
@@ -83,7 +96,8 @@ def payload(*, delivery_id: str, kind: str, game_id: str, game: str, round_: int
             deadline_ms: int, at_ms: int, language: str, who: str = "") -> dict[str, Any]:
     """The documented payload (notify.proto): what happened and the link, nothing of the view."""
     lang = language if language in LANGUAGES else "en"
-    title, body = WORDS[lang][kind]
+    words = TURN_WORDS[lang] if game in TURN_GAMES and kind in TURN_WORDS[lang] else WORDS[lang]
+    title, body = words[kind]
     body = body.format(game=GAME_NAMES[lang].get(game, game), round=round_, who=who or "?",
                        when=hhmm_utc(deadline_ms))
     text = f"{title}: {body}"
