@@ -170,6 +170,16 @@ def render_end(a: dict[str, Any]) -> str:
     return f"game {a['game_id']} was already over: {describe_outcome(a.get('outcome') or {})}"
 
 
+def render_notifications(a: dict[str, Any]) -> str:
+    head = (f"outbox: {a['outbox']} queued (at most {a['max_queue']}), {a['retrying']} waiting for a retry; "
+            f"email {'configured' if a['email_available'] else 'not configured'}")
+    if not a["failing"]:
+        return head + "\nno failing notification channel"
+    rows = [[f["game_id"], f["seat"], f["channel"], f["state"], f["failures"], when(f["last_failure_unix_ms"]),
+             f["reason"]] for f in a["failing"]]
+    return head + "\n" + table(["GAME", "SEAT", "CHANNEL", "STATE", "FAILURES", "LAST FAILURE", "REASON"], rows)
+
+
 def render_action(a: dict[str, Any]) -> str:
     result = a.get("result")
     detail = ", ".join(f"{k} {v}" for k, v in result.items()) if isinstance(result, dict) else str(result)
@@ -191,6 +201,9 @@ def run(args: argparse.Namespace) -> int:
         elif what == "game":
             answer = call(url, token, "GET", f"/admin/games/{quote(args.game_id, safe='')}")
             text = render_game(answer)
+        elif what == "notifications":
+            answer = call(url, token, "GET", "/admin/notifications")
+            text = render_notifications(answer)
         elif what == "end":
             answer = call(url, token, "POST", f"/admin/games/{quote(args.game_id, safe='')}/end",
                           body={"reason": args.reason or ""})
@@ -232,6 +245,8 @@ def add_parser(sub: Any) -> None:
                         help="end a game now (no winner; players see \"an operator ended the game\")")
     e.add_argument("game_id", help="the game's id (`admin games`), not its code")
     e.add_argument("--reason", help="why (kept in the answer and the gateway's log; players never see it)")
+    cmds.add_parser("notifications", parents=[common], allow_abbrev=False,
+                    help="the notification outbox and the players' channels that fail (no addresses shown)")
     for action, text in (("drain", "move a shard's games to the others and keep new ones away"),
                          ("activate", "take a shard back into service (a new name shard-N adds one)"),
                          ("remove", "drain a shard, stop it and take it out of the cluster")):

@@ -243,6 +243,18 @@ class AdminDoor:
         log.warning("admin: shard %s activated", name)
         return {"shard": name, "action": "activate", "result": json.loads(json.dumps(result, default=str))}
 
+    async def notifications(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
+        """The outbox's depth and the players' channels that fail or were disabled lately (newest first):
+        the game, seat and channel, never a URL, address or subscription."""
+        outbox = api.notify.outbox
+        queued, retrying = await outbox.depth()
+        rows = [{"game_id": g, "seat": seat, "channel": channel, "state": "disabled" if st.get("disabled") else
+                 "failing", "failures": int(st.get("failures", 0)), "reason": str(st.get("reason", "")),
+                 "last_failure_unix_ms": int(st.get("last_failure", 0))}
+                for g, seat, channel, st in await outbox.failing(100)]
+        return {"outbox": queued, "retrying": retrying, "max_queue": api.notify.config.max_queue,
+                "email_available": api.notify.config.email_available, "failing": rows}
+
     async def unknown(self, request: Request, _api: PlayerAPI) -> dict[str, Any]:
         raise NotFound(f"no admin endpoint {request.url.path[:80]!r}: see the README, \"Operating it\"",
                        field="path")
@@ -258,6 +270,7 @@ class AdminDoor:
             Route("/admin/shards/{name}/drain", self._endpoint({"POST": self.drain}), methods=every),
             Route("/admin/shards/{name}/activate", self._endpoint({"POST": self.activate}), methods=every),
             Route("/admin/shards/{name}/remove", self._endpoint({"POST": self.remove}), methods=every),
+            Route("/admin/notifications", self._endpoint({"GET": self.notifications}), methods=every),
             Route("/admin", fallback, methods=every),
             Route("/admin/{rest:path}", fallback, methods=every),
         ]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from archipelago.v1 import lobby_pb2
+from archipelago.v1 import lobby_pb2, notify_pb2
 from client.grpc_client import Client
 from tests.e2e.helpers import WAIT_S, connected
 from tests.e2e.serving import run, serving, wait_healthy
+from tests.notify.receivers import WebhookReceiver
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +26,9 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
     token_file = tmp_path / "admin-token"
     token_file.write_text(token + "\n")
     reason = "test of the admin door " + secrets.token_hex(4)
-    with serving(tmp_path, extra_env={"ARCHIPELAGO_ADMIN_TOKEN": token}) as (address, http, proc):
+    failing_hook = WebhookReceiver(default_status=500)
+    with failing_hook, serving(tmp_path, extra_env={"ARCHIPELAGO_ADMIN_TOKEN": token, **failing_hook.env(),
+                                                    "ARCHIPELAGO_NOTIFY_BACKOFF_S": "60"}) as (address, http, proc):
         await asyncio.to_thread(wait_healthy, address, proc)
         code_, out = await run("create", "salvo", "--speed", "60", "--server", address)
         assert code_ == 0, out
@@ -35,6 +38,9 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
         assert game_id and code and secret, out
         async with Client(address, secret[1]) as host, Client(address) as guest:
             await guest.join(code[1], "guest")
+            await guest.call("Game", "SetNotifications", notify_pb2.SetNotificationsRequest(
+                game_id=game_id[1], webhook=notify_pb2.WebhookSetting(url=failing_hook.url("guest"))),
+                notify_pb2.NotificationSettings)
             await host.start(game_id[1])
 
             monkeypatch.setenv("ARCHIPELAGO_ADMIN_TOKEN", token)  # (the commands below inherit it)
@@ -42,6 +48,18 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
             assert rc == 0 and "--url is deprecated: use --server" in shards, shards
             assert re.search(r"^SHARD\s+STATE\s+PID\s+GAMES\s+ARMED", shards, re.M), shards
             assert re.search(r"^shard-0\s+active\s+\d+", shards, re.M) and re.search(r"^shard-1\s+active", shards, re.M)
+
+            # the guest's webhook answers 500: the operators see that channel failing, without its URL
+            await asyncio.to_thread(failing_hook.wait_for, 1, WAIT_S)
+            async with asyncio.timeout(WAIT_S):
+                while True:
+                    rc, failing = await run("admin", "notifications", "--server", http)
+                    if "webhook" in failing:
+                        break
+                    await asyncio.sleep(0.1)  # (the failure is recorded just after the receiver answered)
+            row = rf"^{game_id[1]}\s+1\s+webhook\s+failing\s+\d+\s+.+500"
+            assert rc == 0 and re.search(row, failing, re.M), failing
+            assert "outbox:" in failing and "127.0.0.1" not in failing and "/hook/" not in failing, failing
 
             monkeypatch.delenv("ARCHIPELAGO_ADMIN_TOKEN")
             rc, shown = await run("admin", "game", game_id[1], "--server", http, "--token-file", str(token_file))
