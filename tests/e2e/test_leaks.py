@@ -1,6 +1,9 @@
 """A leak test: every message, log line, metric label and span of two games, scanned for secrets and
 hidden facts — and none is found (A3, A80–A85, A90; Salvo S6, S8).
 
+Every notification the players' webhooks receive (a real HTTPS receiver) is scanned with the messages:
+the documented payload only, signed, no secret, no hidden square or card.
+
 One whole Salvo game (the host on the gRPC door, the guest on the JSON + WebSocket door) and a short
 Archipelago game (the same two doors) are played with: creation and joining with a ``request_id``
 (and a retried create, and the same id reused for another request), an agent token (A90) made by the
@@ -49,7 +52,7 @@ import os
 import re
 import secrets
 from collections.abc import AsyncGenerator, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +68,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from archipelago.v1 import archipelago_pb2 as A
-from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2, salvo_pb2
+from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2, notify_pb2, salvo_pb2
 from client.base import BaseClient, M
 from client.bot import choose_orders
 from client.errors import ApiError
@@ -77,9 +80,11 @@ from engine.arcmage import GAME as ARCMAGE
 from engine.arcmage.core import head
 from gateway.convert import to_json
 from gateway.metrics import ShardCollector
+from gateway.notify_api import NotifyService
 from tests.conftest import Cluster
 from tests.e2e.helpers import WAIT_S, replay_journal, rpc_error
 from tests.engine.archipelago.randplay import check_view
+from tests.notify.receivers import WebhookDelivery, WebhookReceiver
 
 pytestmark = pytest.mark.e2e
 
@@ -89,7 +94,8 @@ ARCHIPELAGO_ROUNDS = 3
 GRAM = 12  # a leaked piece of a secret this long counts as a leak
 SECRETISH = re.compile(rf"[A-Za-z0-9_-]{{{GRAM},}}")  # secrets, tokens, ids and hex hashes are such runs
 SQUARE = re.compile(r"(?<![A-Za-z0-9])[A-J](?:10|[1-9])(?![A-Za-z0-9])")
-ISSUING = {"CreateGame": "secret", "JoinGame": "secret", "CreateAgentToken": "token"}
+ISSUING = {"CreateGame": "secret", "JoinGame": "secret", "CreateAgentToken": "token",
+           "SetNotifications": "webhook_signing_secret"}
 # The one kind of log line left out of the scan, and why: the `websockets` library, at DEBUG, logs each
 # frame its client sends, clipped to its first 48 and last 24 characters. The JSON + WebSocket client
 # (client/web_client.py) sends its Watch hello {"game_id", "after_seq", "authorization": "Bearer …"}
@@ -128,6 +134,18 @@ class Capture:
     issued: dict[str, set[str]] = field(default_factory=dict)  # who -> secrets and tokens handed to it
     closers: list[Callable[[], Any]] = field(default_factory=list)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)  # the Watch streams kept open
+
+    hooks: Any = None  # a WebhookReceiver: every player's notifications, scanned like its messages
+
+    async def notify_me(self, client: Recorder, who: str, game_id: str, needles: Needles | None = None) -> None:
+        """The player's notifications go to a webhook of the receiver (its signing secret: a needle)."""
+        name = who.replace("/", "-")
+        got = await client.call("Game", "SetNotifications", notify_pb2.SetNotificationsRequest(
+            game_id=game_id, idempotency_key=f"leak-{name}", webhook=notify_pb2.WebhookSetting(
+                url=self.hooks.url(name))), notify_pb2.NotificationSettings)
+        if needles is not None:
+            needles.add(f"{who}'s webhook signing secret", got.webhook_signing_secret)
+        self.hooks.set_secret(name, got.webhook_signing_secret)
 
     def issue(self, who: str, value: str) -> None:
         self.issued.setdefault(who, set()).add(value)
@@ -368,6 +386,25 @@ def squares(fleet: Any) -> set[str]:
     return {sq for ship in fleet for sq in ship.squares}
 
 
+@contextlib.asynccontextmanager
+async def notified(cluster: Cluster) -> AsyncGenerator[WebhookReceiver, None]:
+    """The test cluster's gateway delivers notifications to a real HTTPS receiver of this test (on
+    loopback, with its own CA) for the time of the block."""
+    api = cluster.api
+    plain_notify = api.notify
+    with WebhookReceiver() as hooks:
+        await plain_notify.stop()
+        api.notify = NotifyService(api.store, api.config.public_url,
+                                   replace(plain_notify.config, allow_private=True, ca_file=hooks.ca_file))
+        await api.notify.start()
+        try:
+            yield hooks
+        finally:
+            await api.notify.stop()
+            api.notify = plain_notify
+            await plain_notify.start()
+
+
 def salvo_hidden(journal: list[dict[str, Any]]) -> tuple[list[dict[int, frozenset[str]]], Any]:
     """Replaying the journal with the engine alone: per version, per seat, the enemy ship squares the
     seat has not named itself (its submitted shots), nor seen named (its own fleet, the shots at it):
@@ -448,6 +485,8 @@ async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
     token = (await guest.create_agent_token(sid, "leak test")).token
     needles.add("Salvo guest's agent token", token)
     followers["salvo/0"], followers["salvo/1"] = Follower(host, sid), Follower(guest, sid)
+    await cap.notify_me(host, "salvo/0", sid, needles)
+    await cap.notify_me(guest, "salvo/1", sid, needles)
     await host.start(sid)
 
     # ---- Archipelago: two players, the same doors; a few rounds (max_rounds) to its end
@@ -462,6 +501,8 @@ async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
     p1 = cap.client(cluster, "web", "archipelago/1")
     needles.add("Archipelago guest's secret", (await p1.join(made.code, "p1", request_id=a_join_id)).secret)
     followers["archipelago/0"], followers["archipelago/1"] = Follower(p0, aid), Follower(p1, aid)
+    await cap.notify_me(p0, "archipelago/0", aid, needles)
+    await cap.notify_me(p1, "archipelago/1", aid, needles)
     await p0.start(aid)
 
     # ---- refused calls: made-up but well-formed secrets, and real ones used on the other game
@@ -637,18 +678,26 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
     shard_pids = [s["pid"] for s in await cluster.api.router.ping_all()]
     spans_before = {s.context.span_id for s in spans.get_finished_spans()}
     try:
-        with every_log_line() as log_lines:
-            played = await play(cluster, cap, needles)
-            metrics = await metrics_text(cluster)
-            # The shards log nothing while games go well: make one log a line, to prove its log is read
-            # (a call its method cannot take is logged there as "shard call … failed").
-            probe_pid, probe = await shard_log_probe(cluster)
-            grpc_meta = []
-            for who, call in cap.grpc_calls:
-                async with asyncio.timeout(WAIT_S):
-                    grpc_meta.append((f"{who} gRPC metadata", repr((await call.initial_metadata(),
-                                                                     await call.trailing_metadata(),
-                                                                     await call.details()))))
+        async with notified(cluster) as hooks:
+            with every_log_line() as log_lines:
+                cap.hooks = hooks
+                played = await play(cluster, cap, needles)
+
+                def all_over(ds: list[WebhookDelivery]) -> bool:  # (the last notification of each player)
+                    return {d.name for d in ds if d.body["kind"] == "game_over"} == {
+                        "salvo-0", "salvo-1", "archipelago-0", "archipelago-1"}
+                await asyncio.to_thread(hooks.received.wait_until, all_over, WAIT_S)
+                notifications = hooks.received.items()
+                metrics = await metrics_text(cluster)
+                # The shards log nothing while games go well: make one log a line, to prove its log is read
+                # (a call its method cannot take is logged there as "shard call … failed").
+                probe_pid, probe = await shard_log_probe(cluster)
+                grpc_meta = []
+                for who, call in cap.grpc_calls:
+                    async with asyncio.timeout(WAIT_S):
+                        grpc_meta.append((f"{who} gRPC metadata", repr((await call.initial_metadata(),
+                                                                         await call.trailing_metadata(),
+                                                                         await call.details()))))
     finally:
         await cap.close()
     new_spans = [s for s in spans.get_finished_spans() if s.context.span_id not in spans_before]
@@ -674,6 +723,7 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
         for s in fam.samples:
             sources.append((f"metric {s.name}", " ".join([fam.name, s.name, *s.labels, *s.labels.values()])))
     sources += [(f"span {s.name}", s.to_json()) for s in new_spans]
+    sources += [(f"notification to {d.name}", f"{d.headers} {d.raw.decode()}") for d in notifications]
 
     # ---- the scanners can fail: a planted secret, hash, piece and hidden square are found
     a_secret = next(v for v, label in needles.labels.items() if label == "Salvo guest's secret")
@@ -685,7 +735,7 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
     assert hidden_named("A10x G100 (B4)", {"G10", "B4"}) == {"B4"}
 
     # ---- what was captured is what the test says it is
-    assert len(needles.labels) == 2 * 11
+    assert len(needles.labels) == 2 * 15
     assert len(log_lines) > 50, "the log capture sees the process's records"
     assert 0 < len(hellos) <= 8, hellos  # one per WebSocket Watch of the JSON door, nothing else
     assert all(f"worker-{pid}.err" in ray_text for pid in shard_pids), sorted(ray_text)  # the shards' stderr
@@ -712,7 +762,22 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
     assert 3 <= sum(e["op"] == "close" for e in archipelago_journal) <= ARCHIPELAGO_ROUNDS + 1  # a few rounds
     checked += check_archipelago(cap, played, archipelago_journal)
     assert checked > 150, checked
+    # ---- every notification: the documented payload, signed, about the player's own game, and no
+    # square of the enemy fleet the player had not found (the payload says what happened, not where)
+    hidden_before_end = salvo_hidden(salvo_journal)[0][-2]
+    kinds = set()
+    for d in notifications:
+        game_id = played.salvo_id if d.name.startswith("salvo") else played.archipelago_id
+        assert d.signature_ok and set(d.body) == NOTIFY_PAYLOAD and d.body["game_id"] == game_id, d.body
+        kinds.add(d.body["kind"])
+        if d.name.startswith("salvo"):
+            assert not hidden_named(d.raw.decode(), hidden_before_end[int(d.name[-1])]), d.body
+    assert {"game_started", "your_turn", "private_chat", "game_over"} <= kinds, kinds
 
+
+
+NOTIFY_PAYLOAD = {"v", "id", "kind", "game_id", "game", "round", "title", "body", "content", "text", "url",
+                  "deadline_unix_ms", "at_unix_ms", "language"}  # notify.proto
 
 
 # ---------------------------------------------------------------------------------------------- Arcmage (M26)
@@ -806,7 +871,9 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
     spans_before = {s.context.span_id for s in spans.get_finished_spans()}
     probes: list[str] = []
     try:
-        with every_log_line() as log_lines:
+        async with notified(cluster) as hooks, contextlib.AsyncExitStack() as stack:
+            log_lines = stack.enter_context(every_log_line())
+            cap.hooks = hooks
             p0 = cap.client(cluster, "grpc", "arcmage/0")
             stops = [arcmage_pb2.ArcmageStops(phases=["draw"]) for _ in range(2)]
             made = await p0.create("arcmage", seats=2, nickname="p0", deadline_seconds=600,
@@ -816,6 +883,8 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
             await p1.join(made.code, "p1")
             players = [p0, p1]
             followers = [Follower(p0, gid), Follower(p1, gid)]
+            for i, p in enumerate(players):
+                await cap.notify_me(p, f"arcmage/{i}", gid)
             await p0.start(gid)
             async with asyncio.timeout(120):
                 while True:
@@ -840,6 +909,11 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
                                             version=v.version)
             for f in followers:
                 await f.end()
+
+            def all_over(ds: list[WebhookDelivery]) -> bool:
+                return {d.name for d in ds if d.body["kind"] == "game_over"} == {"arcmage-0", "arcmage-1"}
+            await asyncio.to_thread(hooks.received.wait_until, all_over, WAIT_S)
+            notifications = hooks.received.items()
             metrics = await metrics_text(cluster)
             probe_pid, probe = await shard_log_probe(cluster)
     finally:
@@ -877,6 +951,13 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
     assert {r.who for r in cap.received} - {"probe/0", "probe/1"} == {"arcmage/0", "arcmage/1"}
     checked = check_arcmage(cap.received, gid, journal)
     assert checked > 200, checked
+    # ---- every notification: the documented payload, signed, and no card at all (what happened, not what)
+    kinds = set()
+    for d in notifications:
+        assert d.signature_ok and set(d.body) == NOTIFY_PAYLOAD and d.body["game_id"] == gid, d.body
+        assert not CARD_ID.findall(d.raw.decode()), d.body
+        kinds.add(d.body["kind"])
+    assert {"game_started", "your_turn", "your_decision", "game_over"} <= kinds, kinds
 
 
 async def arcmage_state(cluster: Cluster, game_id: str, version: int) -> Any:
