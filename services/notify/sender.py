@@ -19,7 +19,7 @@ turns it off), and together they deliver the outbox at least once.
 - **Metrics** (this process's registry, never a player or an address in a label):
   ``archipelago_notifications_sent_total{channel}``, ``…_failed_total{channel, reason}``,
   ``…_latency_seconds{channel}`` (from the event to the channel's answer), ``…_stale_total{reason}``,
-  ``archipelago_notification_outbox`` (entries, retries) read at scrape time.
+  ``archipelago_notification_outbox{state}`` (queued, retrying) read every 5 s.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from services.notify import kinds as nk
 from services.notify.channels import Channels, Delivery, Outcome, new_vapid_private_pem
@@ -53,6 +53,8 @@ STALE = Counter("archipelago_notifications_stale_total", "Queued notifications n
                 "deadline warning past its deadline", ["reason"])
 LATENCY = Histogram("archipelago_notification_latency_seconds", "From the game event to the channel's answer",
                     ["channel"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800))
+OUTBOX = Gauge("archipelago_notification_outbox", "Notifications waiting: in the outbox (queued) and for a retry "
+               "(retrying), as this gateway last read them (every few seconds)", ["state"])
 for _ch in nk.CHANNELS:
     SENT.labels(_ch)
     LATENCY.labels(_ch)
@@ -61,6 +63,7 @@ SENT_MARK_TTL_S = 24 * 3600
 RETRY_LEASE_MS = 120_000  # a claimed retry comes back after this if its gateway died meanwhile
 LANE_DEPTH = 64
 PRUNE_EVERY_S = 600.0
+GAUGE_EVERY_S = 5.0
 CONSUMER_IDLE_MS = 3600_000
 
 
@@ -182,9 +185,17 @@ class Sender:
         await self._loop("retrier", once, 1.0)
 
     async def _janitor(self) -> None:
+        last_prune = asyncio.get_running_loop().time()
+
         async def once() -> None:
-            await asyncio.sleep(PRUNE_EVERY_S)
-            await self.outbox.prune_consumers(CONSUMER_IDLE_MS)
+            nonlocal last_prune
+            queued, retrying = await self.outbox.depth()
+            OUTBOX.labels("queued").set(queued)
+            OUTBOX.labels("retrying").set(retrying)
+            await asyncio.sleep(GAUGE_EVERY_S)
+            if asyncio.get_running_loop().time() - last_prune >= PRUNE_EVERY_S:
+                last_prune = asyncio.get_running_loop().time()
+                await self.outbox.prune_consumers(CONSUMER_IDLE_MS)
 
         await self._loop("janitor", once, 1.0)
 
