@@ -235,8 +235,9 @@ class NotifyService:
 
     # ------------------------------------------------------------------ pages (the links in mails)
     async def confirm(self, token: str) -> tuple[bool, str]:
-        """Follow a confirmation link: (confirmed, language)."""
-        rec = await self.outbox.take_confirmation(token)
+        """Follow a confirmation link: (confirmed, language). Idempotent (a retried POST, a second click);
+        a link for an address the player has since replaced confirms nothing."""
+        rec = await self.outbox.confirmation(token)
         if rec is None:
             return False, "en"
         game_id, seat = str(rec["game"]), int(rec["seat"])

@@ -189,9 +189,10 @@ class Outbox:
         key = self.store.key("notify", "confirm", hashlib.sha256(token.encode()).hexdigest())
         await self.redis.set(key, json.dumps({"game": game_id, "seat": seat, "address": address}), ex=CONFIRM_TTL_S)
 
-    async def take_confirmation(self, token: str) -> dict[str, Any] | None:
+    async def confirmation(self, token: str) -> dict[str, Any] | None:
+        """The record of a confirmation link (kept its 24 h: a second click confirms again, idempotent)."""
         key = self.store.key("notify", "confirm", hashlib.sha256(token.encode()).hexdigest())
-        raw = await self.redis.getdel(key)
+        raw = await self.redis.get(key)
         return None if raw is None else dict(json.loads(raw))
 
     # ------------------------------------------------------------------ the senders' side

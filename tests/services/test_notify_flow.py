@@ -225,7 +225,8 @@ async def test_notify_email_is_confirmed_first_and_every_mail_unsubscribes_in_on
             await core.start_game("gm1", 0, False)  # nothing mailed before the confirmation
             ok, _ = await svc.confirm(token)
             assert ok and (await svc.get("gm1", 1, "salvo"))["email"]["state"] == "active"
-            assert (await svc.confirm(token))[0] is False, "a confirmation link works once"
+            assert (await svc.confirm(token))[0] is True, "a second click (a retried POST) confirms again"
+            assert (await svc.confirm(token + "x"))[0] is False, "a made-up link confirms nothing"
             view = await core.view("gm1", 0)
             await core.submit("gm1", 0, {"random_placement": True}, view["version"], "k", False)
             clock.advance(120)
