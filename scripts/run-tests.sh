@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/.."
 mkdir -p var
 log=var/test-beside.log
-beside=(tests/engine tests/web tests/client tests/deploy)
+beside=(tests/engine tests/web tests/client tests/deploy tests/notify)
 echo "${beside[*]} run beside the other tests (their output: $log, shown at the end)"
 .venv/bin/pytest -q -p no:cacheprovider "${beside[@]}" "$@" >"$log" 2>&1 &
 engine=$!
