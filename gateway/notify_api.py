@@ -292,7 +292,8 @@ def _page(lang: str, text: str, button: str = "", status: int = 200) -> HTMLResp
     form = (f'<form method="post"><button type="submit">{html.escape(button)}</button></form>' if button else "")
     body = (f'<!doctype html><html lang="{lang}" dir="{direction}"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            '<title>Archipelago</title><link rel="stylesheet" href="/static/css/app.css"></head>'
+            '<title>Archipelago</title><link rel="icon" href="/static/img/icon.svg">'
+            '<link rel="stylesheet" href="/static/css/app.css"></head>'
             f'<body><main class="notify-page"><h1>Archipelago</h1><p>{html.escape(text)}</p>{form}'
             '<p><a href="/">Archipelago</a></p></main></body></html>')
     return HTMLResponse(body, status_code=status)

@@ -33,7 +33,7 @@ from gateway import errors
 _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$")
 
 _POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-           "font-src 'self'; connect-src {connect}; manifest-src 'self'; object-src 'none'; "
+           "font-src 'self'; connect-src {connect}; manifest-src 'self'; worker-src 'self'; object-src 'none'; "
            "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 

@@ -4,7 +4,8 @@ rule tables it draws from (made from the engine, so the client never repeats a r
 Client paths: ``/`` (home), ``/join/{code}`` (an invite link: home with the code filled in; a
 non-browser gets a line of text saying how to join), ``/game/{game_id}`` (lobby, game, game over),
 ``/rejoin`` (a personal rejoin link: the secret is in the URL's fragment, which browsers never send);
-``/rules/{game}`` is a game's rules page (:mod:`gateway.rules_page`).
+``/rules/{game}`` is a game's rules page (:mod:`gateway.rules_page`); ``/sw.js`` is the notifications'
+service worker (at the root: its scope is the whole site; issue 23).
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def routes(game_known: Callable[[str], Awaitable[bool]] | None = None) -> list[A
                                  f"{code}`, any gRPC client, or POST /v1/Lobby/JoinGame "
                                  f"{{\"code\": \"{code}\", \"nickname\": …}}.\n")
 
+    async def service_worker(_request: Request) -> Response:
+        # the notifications' service worker (issue 23): at the root, so that its scope is the whole site
+        return FileResponse(STATIC / "sw.js", media_type="text/javascript", headers=_NO_STORE)
+
     rules = archipelago_rules()
 
     async def rules_json(_request: Request) -> Response:
@@ -82,6 +87,7 @@ def routes(game_known: Callable[[str], Awaitable[bool]] | None = None) -> list[A
 
     return [Route("/", page), Route("/game/{game_id}", game_page), Route("/rejoin", page),
             Route("/join/{code}", join), Route("/client/archipelago.json", rules_json),
+            Route("/sw.js", service_worker),
             *rules_page.routes(), Mount("/static", StaticFiles(directory=STATIC), name="static")]
 
 

@@ -6,6 +6,7 @@ import { fill, h, s } from './dom.js';
 import { errorNode } from './errors.js';
 import { GAMES, gameOf } from './games.js';
 import * as i18n from './i18n.js';
+import { notifyPanel } from './notify.js';
 import { seatColor } from './seats.js';
 
 const { t } = i18n;
@@ -404,6 +405,7 @@ function gameScreen(gameId) {
   }
 
   function onUpdate(u) {
+    notify.update(u); // (a hidden page tells its player of its turn itself)
     if (module && module.update) module.update(u); // (a screen may show updates itself, e.g. a log)
     if (u.kind === 'connected' || u.kind === 'disconnected') {
       const p = view && (view.players || []).find((x) => x.seat === u.seat);
@@ -621,6 +623,9 @@ function gameScreen(gameId) {
     }),
     showError: showGameError, clearError, keepErrors, doneButton, draft, refresh, copy, setChanged,
   };
+  // Notifications (js/notify.js): the 🔔 button in the strip opens its panel; its offer shows once.
+  const notify = notifyPanel(ctx);
+  autoBox.after(notify.offer, notify.el);
 
   // ---------------------------------------------------------------- rendering
   function nameOf(seat) {
@@ -664,7 +669,8 @@ function gameScreen(gameId) {
       h('span', { class: 'kind' }, t(`game.${view.game}`)),
       h('span', { id: 'round' }, roundText),
       h('span', { id: 'countdown', class: 'countdown', title: t('game.deadline') }),
-      status === 'GAME_STATUS_RUNNING' ? h('span', { id: 'my-status' }) : null);
+      status === 'GAME_STATUS_RUNNING' ? h('span', { id: 'my-status' }) : null,
+      notify.button);
     renderMyStatus();
     countdown();
     const mine = document.getElementById('my-status');
@@ -852,6 +858,7 @@ function gameScreen(gameId) {
     renderQueued();
     if (view.status === 'GAME_STATUS_LOBBY') renderLobby(); else lobby.hidden = true;
     renderOver();
+    notify.render(view);
     document.title = `${t(`game.${view.game}`)} · ${view.code}`;
     renderModule().then(renderNotices).catch((err) => showError(header, { code: 'server/internal', reason: String(err) }));
   }
@@ -903,7 +910,7 @@ function gameScreen(gameId) {
   }
   ctx.renderNotices = () => renderNotices();
 
-  const offLang = i18n.onLang(() => { if (module && module.relabel) module.relabel(); render(); });
+  const offLang = i18n.onLang(() => { if (module && module.relabel) module.relabel(); notify.relabel(); render(); });
   const backOnline = () => flushOutbox();
   window.addEventListener('online', backOnline);
   (async () => {
@@ -930,6 +937,7 @@ function gameScreen(gameId) {
       clearTimeout(retryTimer);
       clearTimeout(pending);
       if (watch) watch.stop();
+      notify.destroy();
       if (module && module.destroy) module.destroy();
     },
   };

@@ -2,7 +2,7 @@
 // Keys are flat ("home.open"); a value may hold {name} placeholders. Hebrew is right-to-left.
 export const LANGS = ['en', 'he'];
 const RTL = new Set(['he']);
-const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage', 'rules'];
+const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage', 'rules', 'notify'];
 let table = {};
 let current = 'en';
 const listeners = new Set();
