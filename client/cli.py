@@ -1,4 +1,4 @@
-"""The `archipelago` command: serve, create, join, bot, play, admin.
+"""The `archipelago` command: serve, create, join, bot, play, notify, admin.
 
 Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone."""
 
@@ -298,6 +298,18 @@ async def _play(args: argparse.Namespace) -> int:
             return await play(c, game_id, secret_file=args.secret_file or args.save_secret)
 
 
+async def _notify(args: argparse.Namespace) -> int:
+    from client.grpc_client import Client
+    from client.notify_cmd import run
+
+    secret = player_secret(args)
+    if not secret:
+        raise SystemExit("notify: give your seat's secret (--secret-file FILE, env ARCHIPELAGO_SECRET or --secret): "
+                         "only the player changes where its notifications go")
+    async with Client(_server(args), secret) as c:
+        return await run(c, args)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from gateway.app import serve
 
@@ -427,6 +439,35 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--save-secret", metavar="FILE", help=SAVE_SECRET_HELP)
     pl.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
+
+    n = sub.add_parser("notify", help="show or change where your game's notifications go (webhook, email, web push)",
+                       description="Show your notification settings of a game in words (each channel's state, kinds, "
+                       "masked target, why it is disabled; whether the server sends email), or change them. Kinds: "
+                       "game_started, your_turn, your_decision, deadline, trade_offer, private_chat, game_over "
+                       "(those the game has). Setting a channel replaces its kinds too (the defaults unless --kinds "
+                       "says).", epilog="A webhook receives signed JSON POSTs (notify.proto): the signing secret "
+                       "is printed once, when the URL is set. Web push devices are added from a browser (the web "
+                       "client's Notifications panel).")
+    n.add_argument("game", metavar="GAME_ID", help="the game's id (create and join print it as `game: …`), or its "
+                   "6-character code")
+    n.add_argument("--secret", help="your seat's secret; visible to every user of the machine in ps — prefer env "
+                   "ARCHIPELAGO_SECRET or --secret-file")
+    n.add_argument("--secret-file", metavar="FILE", help="your seat's secret is the first line of FILE (as "
+                   "--save-secret wrote it)")
+    n.add_argument("--webhook", metavar="URL", help="POST notifications to this https URL (a Discord or Slack "
+                   "incoming hook works as is); a new URL prints its signing secret once")
+    n.add_argument("--webhook-off", action="store_true", help="turn the webhook off (and forget its URL and secret)")
+    n.add_argument("--email", metavar="ADDRESS", help="mail notifications to this address, once you follow the "
+                   "link of the confirmation mail sent to it (when the server sends email)")
+    n.add_argument("--email-off", action="store_true", help="turn email off (and forget the address)")
+    n.add_argument("--kinds", action="append", metavar="CHANNEL=KIND,KIND",
+                   help="which kinds a channel (web_push, webhook, email) sends, e.g. webhook=your_turn,deadline; "
+                   "repeatable; webhook= and email= go with --webhook and --email")
+    n.add_argument("--language", choices=["en", "he"], help="the language of the notifications' words")
+    n.add_argument("--json", action="store_true", help="print the settings as the NotificationSettings message in JSON "
+                   "(proto field names) instead of words")
+    n.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
+    n.set_defaults(fn=lambda a: asyncio.run(_notify(a)))
 
     from client.admin import add_parser as add_admin
 

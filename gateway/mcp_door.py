@@ -54,10 +54,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from archipelago.v1 import game_pb2
 from engine.errors import InvalidOrder, NotStarted, PermissionDenied, StaleVersion, Unauthenticated
 from gateway import errors, rpc
+from gateway.agent_notify import deadline_notice, notices_of, worded
 from gateway.agent_views import SHAPERS, shaper
 from gateway.api import AGENT_PREFIX, Caller, PlayerAPI, bearer
 from gateway.limits import TooLarge
 from gateway.web import MAX_BODY, parse
+from services.notify.kinds import Notice
 
 RULES = Path(__file__).with_name("agent_rules")
 MAX_WAIT_S = 300.0
@@ -68,6 +70,13 @@ SCOPE_KEY = "archipelago.agent"  # the guard's (token, caller) in the request's 
 IDEMPOTENCY = ("Optional idempotency_key (printable, at most 64 characters): a retry with the same key and "
                "the same arguments in the same round is answered as the first call and applied once "
                "(\"replayed\": true); the same key with other arguments is refused (request/key_reused, A16).")
+NOTIFIED = ("notifications: what your player's notifications would have told it while you waited, in the same "
+            "kinds and words (its language): [{kind, round, title, body}], kind one of game_started, your_turn (a "
+            "later round opened; in a game of turns, your turn began), your_decision (a window or a choice waits "
+            "on you), deadline (the step now open waits on you, you have not acted, and its deadline is near: by "
+            "default 1 h before the end of a step of 2 h or more, 15 s before one of 30 s to 2 h), trade_offer and "
+            "private_chat (addressed to you), game_over; each kind once per round (your_decision once per window), "
+            "[] when nothing.")
 
 ROUND_GAMES = ", ".join(g.title for g in SHAPERS.values() if not g.turns)
 TURN_GAMES = ", ".join(g.title for g in SHAPERS.values() if g.turns)
@@ -586,10 +595,10 @@ class McpDoor:
             timeout_seconds (1–300). Pass the round you just submitted orders for: if a later round is
             already open (your submission may have closed the round), it answers at once. Without
             after_round it waits for the round after the current one (in the lobby: for the start).
-            Answers {round, status, timed_out, happened}: happened has one record per round from
-            `after_round` on, {round, submitted: [seats], chat: [{from, text, to?}], events: [{kind, …}]
-            (the round's trades and, once it closed, its resolution as you saw it), closed: true,
-            game_over: outcome}. Then call get_view."""
+            Answers {round, status, timed_out, happened, notifications}: happened has one record per
+            round from `after_round` on, {round, submitted: [seats], chat: [{from, text, to?}], events:
+            [{kind, …}] (the round's trades and, once it closed, its resolution as you saw it), closed:
+            true, game_over: outcome}. {NOTIFIED} Then call get_view."""
             async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
                 if not 1 <= timeout_seconds <= MAX_WAIT_S:
                     raise InvalidOrder(f"timeout_seconds is 1–{MAX_WAIT_S:.0f}", field="timeout_seconds")
@@ -605,14 +614,18 @@ class McpDoor:
             seq of your last answer (get_view, this tool) to be told what happened after it (the other
             players' plays, the autopilot's answers, what your own actions led to). Answers {status,
             seq, your_decision, timed_out, step, happened: [{seq, kind, …}] (events, cards as "Name
-            (id)"; chat {from, text}; game_over), outcome once over}. Then: legal_moves and act (or
-            pass_priority); call again with the seq it answered."""
+            (id)"; chat {from, text}; game_over), notifications, outcome once over}. {NOTIFIED} Then:
+            legal_moves and act (or pass_priority); call again with the seq it answered."""
             async def body(api: PlayerAPI, token: str, who: Caller) -> dict[str, Any]:
                 if not 1 <= timeout_seconds <= MAX_WAIT_S:
                     raise InvalidOrder(f"timeout_seconds is 1–{MAX_WAIT_S:.0f}", field="timeout_seconds")
                 return await self.wait_decision(api, token, who, since_seq, timeout_seconds)
             return await self._run(ctx, body)
 
+        for name in ("wait_for_next_round", "wait_for_my_decision"):
+            registered = server._tool_manager.get_tool(name)  # ({NOTIFIED} in the docstrings above)
+            if registered is not None:
+                registered.description = (registered.description or "").replace("{NOTIFIED}", NOTIFIED)
         for name in ("submit_orders", "set_standing_orders", "chat", "offer_trade", "answer_offer", "bank_trade",
                      "act", "pass_priority"):
             registered = server._tool_manager.get_tool(name)  # the description the client sees
@@ -657,6 +670,7 @@ class McpDoor:
         lobby = view["status"] == "lobby"
         since = int(view["round"]) if after_round is None else after_round
         got: list[dict[str, Any]] = []
+        opening: list[dict[str, Any]] = []  # the update that ended the wait: a later round's opening
         timed_out = False
         stream = await api.watch(token, who.game_id, max(0, int(view["seq"]) - MAX_WAIT_UPDATES))
         try:
@@ -666,6 +680,7 @@ class McpDoor:
                         continue  # presence notices
                     r = int(u.get("round", 0))
                     if u["kind"] == "round_opened" and (lobby or r > since):
+                        opening.append(u)
                         break
                     if lobby or r >= since or u["kind"] == "game_over":
                         got.append(u)
@@ -677,7 +692,23 @@ class McpDoor:
         finally:
             await stream.aclose()
         now = await api.view(token, who.game_id)
-        return {"round": now["round"], "status": now["status"], "timed_out": timed_out, "happened": happened(got)}
+        told = notices_of([*got, *opening], who.seat, now, turns=shaper(now["game"]).turns,
+                          after_round=None if lobby else since)
+        return {"round": now["round"], "status": now["status"], "timed_out": timed_out, "happened": happened(got),
+                "notifications": await self.notifications(api, token, who, now, told)}
+
+    @staticmethod
+    async def notifications(api: PlayerAPI, token: str, who: Caller, view: Mapping[str, Any],
+                            told: list[Notice]) -> list[dict[str, Any]]:
+        """The ``notifications`` of a wait's answer (:mod:`gateway.agent_notify`): the notices found in
+        its updates and the deadline warning now due, in the words of the player's language."""
+        now_ms = int(time.time() * 1000)
+        warning = deadline_notice(view, api.notify.config.warn, now_ms, turns=shaper(view["game"]).turns)
+        told = [*told, *([warning] if warning else [])]
+        if not told:
+            return []
+        language = str((await api.get_notifications(token, who.game_id)).get("language") or "en")
+        return worded(told, game=str(view["game"]), game_id=who.game_id, language=language, now_ms=now_ms)
 
 
     # ------------------------------------------------------------------ games of turns
@@ -763,9 +794,11 @@ class McpDoor:
         if timed_out:  # what was read before the timeout is read again, without waiting
             got, last = await self.read_since(api, token, who, since, int(view["seq"]))
         step = compact_step(view)
+        told = notices_of(got, who.seat, view, turns=shaper(view["game"]).turns)
         out: dict[str, Any] = {"status": STATUS.get(str(view["status"]), str(view["status"])), "seq": last,
                                "your_decision": bool(step and step["your_decision"]), "timed_out": timed_out,
-                               "step": step, "happened": self.report(view["game"], got)}
+                               "step": step, "happened": self.report(view["game"], got),
+                               "notifications": await self.notifications(api, token, who, view, told)}
         outcome = (view.get("view") or {}).get("outcome")
         if view["status"] == "over" and outcome:
             out["outcome"] = outcome
