@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import json
 import logging
 import os
 import secrets
@@ -88,7 +89,7 @@ class Sender:
         self.consumer = consumer_name()
         self.channels: Channels | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._lanes: list[asyncio.Queue[tuple[str, dict[str, Any]]]] = []
+        self._lanes: list[asyncio.Queue[tuple[str, dict[str, Any], bool]]] = []
         self._inflight: set[str] = set()  # entry ids read or claimed here and not done yet
 
     async def vapid_pem(self) -> str:
@@ -147,24 +148,24 @@ class Sender:
         async def once() -> None:
             nonlocal last_claim
             loop = asyncio.get_running_loop()
-            rows: list[tuple[str, dict[str, Any]]] = []
+            rows: list[tuple[str, dict[str, Any], bool]] = []  # (id, entry, read for the first time)
             if loop.time() - last_claim >= max(1.0, self.config.claim_after_s / 4):
                 last_claim = loop.time()
-                rows += [r for r in await self.outbox.claim_stale(self.consumer, int(self.config.claim_after_s * 1000),
-                                                                  100) if r[0] not in self._inflight]
-            rows += await self.outbox.read(self.consumer, count=100, block_ms=1000)
-            for entry_id, entry in rows:
+                claimed = await self.outbox.claim_stale(self.consumer, int(self.config.claim_after_s * 1000), 100)
+                rows += [(i, e, False) for i, e in claimed if i not in self._inflight]
+            rows += [(i, e, True) for i, e in await self.outbox.read(self.consumer, count=100, block_ms=1000)]
+            for entry_id, entry, fresh in rows:
                 self._inflight.add(entry_id)
                 lane = zlib.crc32(f"{entry.get('game_id')}:{entry.get('seat')}".encode()) % len(self._lanes)
-                await self._lanes[lane].put((entry_id, entry))  # (waits while that lane is full)
+                await self._lanes[lane].put((entry_id, entry, fresh))  # (waits while that lane is full)
 
         await self._loop("reader", once, 1.0)
 
-    async def _lane(self, queue: asyncio.Queue[tuple[str, dict[str, Any]]]) -> None:
+    async def _lane(self, queue: asyncio.Queue[tuple[str, dict[str, Any], bool]]) -> None:
         while True:
-            entry_id, entry = await queue.get()
+            entry_id, entry, fresh = await queue.get()
             try:
-                await self._entry(entry_id, entry)
+                await self._entry(entry_id, entry, fresh)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # left pending: another read (or gateway) takes it over later
@@ -208,22 +209,30 @@ class Sender:
             return "deadline_passed"
         return ""
 
-    async def _entry(self, entry_id: str, entry: dict[str, Any]) -> None:
+    async def _entry(self, entry_id: str, entry: dict[str, Any], fresh: bool = False) -> None:
+        """Deliver one outbox entry on every channel that wants it: its player's settings read once; the
+        sent markers checked only for an entry taken over from another gateway (a fresh one was never
+        tried); the entry leaves the stream at the end."""
         stale = self._stale(entry)
         if stale:
             STALE.labels(stale).inc()
         else:
-            for job in await self._jobs(entry_id, entry):
-                await self._attempt(job, member=None)
+            settings = await self._settings(entry)
+            for job in self._jobs(entry_id, entry, settings):
+                await self._attempt(job, member=None, settings=settings, check_sent=not fresh)
         await self.outbox.done([entry_id])
 
-    async def _jobs(self, entry_id: str, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    async def _settings(self, entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        return await self.outbox.settings(str(entry["game_id"]), int(entry["seat"]))
+
+    def _jobs(self, entry_id: str, entry: dict[str, Any],
+              settings: tuple[dict[str, Any], dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """One job per target that wants this entry's kind now."""
-        game_id, seat, kind = str(entry["game_id"]), int(entry["seat"]), str(entry["kind"])
+        kind = str(entry["kind"])
         base = {"entry": entry, "attempt": 1}
         if kind == nk.EMAIL_CONFIRM:  # (the address to confirm: in the entry, not yet in the settings)
             return [{**base, "id": f"{entry_id}.mail", "channel": nk.EMAIL, "target_id": ""}]
-        cfg, status = await self.outbox.settings(game_id, seat)
+        cfg, status = settings
         jobs = []
         for channel in nk.CHANNELS:
             ch = cfg.get(channel)
@@ -239,11 +248,12 @@ class Sender:
                 jobs.append({**base, "id": f"{entry_id}.mail", "channel": channel, "target_id": ""})
         return jobs
 
-    async def _target(self, job: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        """The job's target as the settings have it now (None: removed meanwhile) and the language."""
+    def _target(self, job: dict[str, Any], settings: tuple[dict[str, Any], dict[str, dict[str, Any]]]
+                ) -> tuple[dict[str, Any] | None, str]:
+        """The job's target as ``settings`` have it (None: removed or disabled) and the language."""
         entry = job["entry"]
         game_id, seat = str(entry["game_id"]), int(entry["seat"])
-        cfg, status = await self.outbox.settings(game_id, seat)
+        cfg, status = settings
         language = str(cfg.get("language") or entry.get("language") or "en")
         channel = job["channel"]
         if entry["kind"] == nk.EMAIL_CONFIRM:
@@ -273,23 +283,34 @@ class Sender:
     def _sent_key(self, delivery_id: str) -> str:
         return str(self.outbox.store.key("notify", "sent", hashlib.sha256(delivery_id.encode()).hexdigest()[:32]))
 
-    async def _attempt(self, job: dict[str, Any], member: str | None) -> None:
-        """One attempt of one job; then its next step (done, retry later, given up)."""
+    async def _attempt(self, job: dict[str, Any], member: str | None,
+                       settings: tuple[dict[str, Any], dict[str, dict[str, Any]]] | None = None,
+                       check_sent: bool = True) -> None:
+        """One attempt of one job (``settings``: the player's, just read; a retry reads them again);
+        then its next step (done, retry later, given up)."""
         assert self.channels is not None
         channel, entry = job["channel"], job["entry"]
-        target, language = await self._target(job)
-        if target is None or await self.outbox.redis.exists(self._sent_key(job["id"])):
+        if settings is None:
+            settings = await self._settings(entry)
+        target, language = self._target(job, settings)
+        if target is None or (check_sent and await self.outbox.redis.exists(self._sent_key(job["id"]))):
             if member is not None:
                 await self.outbox.retry_done(member)
             return  # (the channel was removed or disabled meanwhile; or it was sent before a crash)
         outcome = await self.channels.send(Delivery(job["id"], channel, self._payload(job, language), target))
         if outcome.ok:
-            await self.outbox.redis.set(self._sent_key(job["id"]), 1, ex=SENT_MARK_TTL_S)
             SENT.labels(channel).inc()
             LATENCY.labels(channel).observe(max(0, now_ms() - int(entry.get("at") or now_ms())) / 1000.0)
+            pipe = self.outbox.redis.pipeline(transaction=False)
+            pipe.set(self._sent_key(job["id"]), 1, ex=SENT_MARK_TTL_S)
             if member is not None:
-                await self.outbox.retry_done(member)
-            await self._record(job, outcome)
+                pipe.zrem(self.outbox.retry_key, member)
+            self._record_success(pipe, job, settings[1])
+            await pipe.execute()
+            if settings[1].get(channel, {}).get("failures"):  # (it had failed before: the operators' list too)
+                await self.outbox.set_status(str(entry["game_id"]), int(entry["seat"]), channel,
+                                             {**settings[1][channel], "failures": 0, "reason": "",
+                                              "last_sent": now_ms()})
             return
         if outcome.gone:
             FAILED.labels(channel, "gone").inc()
@@ -306,6 +327,21 @@ class Sender:
         if not outcome.gone:
             await self._record(job, outcome)
 
+    def _record_success(self, pipe: Any, job: dict[str, Any], status: dict[str, dict[str, Any]]) -> None:
+        """A success of a channel that had not failed: its ``last_sent``, at most once a minute (one HSET in
+        the pipeline of the sent marker; the kind flags do not change)."""
+        entry, channel = job["entry"], job["channel"]
+        if entry["kind"] == nk.EMAIL_CONFIRM:
+            return
+        st = status.get(channel) or {}
+        now = now_ms()
+        if st.get("failures") or now - int(st.get("last_sent", 0)) < 60_000:
+            return
+        st = {**st, "last_sent": now}
+        status[channel] = st
+        pipe.hset(self.outbox.settings_key(str(entry["game_id"]), int(entry["seat"])), f"st:{channel}",
+                  json.dumps(st, separators=(",", ":")))
+
     async def _retry(self, member: str, job: dict[str, Any]) -> None:
         try:
             await self._attempt(job, member)
@@ -315,8 +351,8 @@ class Sender:
             log.warning("notification retry failed, leased for later: %r", exc)
 
     async def _record(self, job: dict[str, Any], outcome: Outcome) -> None:
-        """The channel's state after an attempt: a success resets the failures; ``disable_after``
-        failures in a row disable it (the confirmation mail of an address is not the channel's)."""
+        """The channel's state after a failed attempt: ``disable_after`` failures in a row disable it
+        (the confirmation mail of an address is not the channel's)."""
         entry = job["entry"]
         if entry["kind"] == nk.EMAIL_CONFIRM:
             return
@@ -324,11 +360,6 @@ class Sender:
         _, status = await self.outbox.settings(game_id, seat)
         st = dict(status.get(channel) or {})
         now = now_ms()
-        if outcome.ok:
-            if st.get("failures") or not st.get("last_sent") or now - int(st.get("last_sent", 0)) > 60_000:
-                st.update(failures=0, last_sent=now, reason="")  # (not a write per notification)
-                await self.outbox.set_status(game_id, seat, channel, st)
-            return
         st["failures"] = int(st.get("failures", 0)) + 1
         st["last_failure"] = now
         st["reason"] = outcome.reason
