@@ -56,23 +56,18 @@ def parse_kinds(values: Iterable[str]) -> dict[str, list[str]]:
 
 def settings_request(args: argparse.Namespace, game_id: str,
                      key: str = "") -> notify_pb2.SetNotificationsRequest | None:
-    """The SetNotificationsRequest the options ask for (None: nothing to change, only show). A channel
-    present in a request replaces that channel's settings (notify.proto) and the server never shows a
-    webhook URL or an address back: so ``--kinds webhook=…`` needs ``--webhook URL`` in the same
-    command (``--kinds email=…`` likewise ``--email``); web push's kinds apply to its devices as they
-    are (a device is added from a browser)."""
+    """The SetNotificationsRequest the options ask for (None: nothing to change, only show).
+    ``--kinds webhook=…`` alone changes the webhook's kinds and keeps its URL (notify.proto: the URL
+    absent), likewise for email; web push's kinds apply to its devices as they are (a device is added
+    from a browser)."""
     kinds = parse_kinds(args.kinds or ())
     if args.webhook is not None and args.webhook_off:
         raise SystemExit("--webhook and --webhook-off: give one of them")
     if args.email is not None and args.email_off:
         raise SystemExit("--email and --email-off: give one of them")
-    for channel, given, off in (("webhook", args.webhook, args.webhook_off), ("email", args.email, args.email_off)):
-        if channel in kinds and (off or given is None):
-            what = "URL" if channel == "webhook" else "address"
-            raise SystemExit(f"--kinds {channel}=…: give --{channel} {what.upper()} with it"
-                             + (f", not --{channel}-off" if off else "")
-                             + f" (setting a channel replaces its settings, and the server never shows its {what} "
-                             "back)")
+    for channel, off in (("webhook", args.webhook_off), ("email", args.email_off)):
+        if channel in kinds and off:
+            raise SystemExit(f"--kinds {channel}=… and --{channel}-off: give one of them")
     if args.webhook == "":
         raise SystemExit("--webhook: give the https URL to POST to (--webhook-off turns the webhook off)")
     if args.email == "":
@@ -86,9 +81,15 @@ def settings_request(args: argparse.Namespace, game_id: str,
         req.webhook.CopyFrom(notify_pb2.WebhookSetting(kinds=kinds.get("webhook", []),
                                                        url="" if args.webhook_off else args.webhook))
         changed = True
+    elif "webhook" in kinds:  # (the URL absent: it stays)
+        req.webhook.CopyFrom(notify_pb2.WebhookSetting(kinds=kinds["webhook"]))
+        changed = True
     if args.email is not None or args.email_off:
         req.email.CopyFrom(notify_pb2.EmailSetting(kinds=kinds.get("email", []),
                                                    address="" if args.email_off else args.email))
+        changed = True
+    elif "email" in kinds:  # (the address absent: it stays)
+        req.email.CopyFrom(notify_pb2.EmailSetting(kinds=kinds["email"]))
         changed = True
     return req if changed else None
 

@@ -183,7 +183,11 @@ class NotifyService:
             wh = dict(req["webhook"])
             kinds = self._kinds(game, list(wh.get("kinds") or []), "webhook")
             url = str(wh.get("url") or "")
-            if not url:
+            if "url" not in wh:  # the kinds only
+                if not cfg.get(nk.WEBHOOK):
+                    raise InvalidOrder("no webhook is set: give its URL", field="webhook.url")
+                cfg[nk.WEBHOOK] = {**cfg[nk.WEBHOOK], "kinds": kinds}
+            elif not url:
                 cfg.pop(nk.WEBHOOK, None)
             else:
                 check_target_url(url, allow_private=allow, field="webhook.url")
@@ -192,12 +196,17 @@ class NotifyService:
                 if secret is None:
                     secret = new_secret = "whsec_" + secrets.token_urlsafe(24)
                 cfg[nk.WEBHOOK] = {"kinds": kinds, "url": url, "secret": secret}
-            reset[nk.WEBHOOK] = {}  # (set again: enabled again)
+            if "url" in wh:
+                reset[nk.WEBHOOK] = {}  # (set again: enabled again)
         if req.get("email") is not None:
             em = dict(req["email"])
             kinds = self._kinds(game, list(em.get("kinds") or []), "email")
             address = str(em.get("address") or "")
-            if not address:
+            if "address" not in em:  # the kinds only
+                if not cfg.get(nk.EMAIL):
+                    raise InvalidOrder("no email address is set: give one", field="email.address")
+                cfg[nk.EMAIL] = {**cfg[nk.EMAIL], "kinds": kinds}
+            elif not address:
                 cfg.pop(nk.EMAIL, None)
                 reset[nk.EMAIL] = {}
             else:

@@ -92,11 +92,13 @@ def test_the_flags_make_one_request_and_a_channel_set_replaces_its_kinds() -> No
     off = settings_request(args("--webhook-off"), GAME)
     assert off is not None and off.HasField("webhook") and off.webhook.url == "" and not off.HasField("email")
     assert parse_kinds(["email="]) == {"email": []}  # (the channel's defaults)
+    kinds_only = settings_request(args("--kinds", "webhook=your_turn"), GAME)
+    assert kinds_only is not None and list(kinds_only.webhook.kinds) == ["your_turn"]
+    assert not kinds_only.webhook.HasField("url"), "the URL absent: it stays (notify.proto)"
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["--kinds", "webhook=your_turn"], "--kinds webhook=…: give --webhook URL with it"),
-    (["--kinds", "email=your_turn", "--email-off"], "give --email ADDRESS with it, not --email-off"),
+    (["--kinds", "email=your_turn", "--email-off"], "--kinds email=… and --email-off: give one of them"),
     (["--kinds", "sms=your_turn"], "CHANNEL one of web_push, webhook, email"),
     (["--kinds", "your_turn"], "expected CHANNEL=kind,kind"),
     (["--webhook", "https://h.example/x", "--webhook-off"], "--webhook and --webhook-off: give one of them"),

@@ -272,6 +272,13 @@ async def test_notify_settings_refuse_bad_input_and_change_nothing(
     again = await svc.set("gs5", 0, "salvo", "lobby", {"idempotency_key": "k1", "webhook": {"url": hooks.url()}},
                           agent=False)
     assert again == first and first["webhook_signing_secret"], "a retry answers the same secret"
+    kinds_only = await svc.set("gs5", 0, "salvo", "lobby", {"webhook": {"kinds": ["your_turn", "deadline"]}},
+                               agent=False)
+    assert kinds_only["webhook"]["kinds"] == ["your_turn", "deadline"] and kinds_only["webhook_signing_secret"] == ""
+    assert kinds_only["webhook_host"] == "127.0.0.1", "no URL given: the URL (and its secret) stay"
+    with pytest.raises(InvalidOrder) as info:
+        await svc.set("gs5", 1, "salvo", "lobby", {"email": {"kinds": ["your_turn"]}}, agent=False)
+    assert info.value.field == "email.address", "kinds alone for a channel that is not set"
     with pytest.raises(KeyReused):
         await svc.set("gs5", 0, "salvo", "lobby", {"idempotency_key": "k1", "webhook": {"url": hooks.url("x")}},
                       agent=False)

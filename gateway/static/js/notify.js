@@ -326,8 +326,10 @@ export function notifyPanel(ctx) {
 
   async function setWebhook() {
     const url = hookUrl.value.trim();
-    if (!url) { ctx.clearError(hookActions); ctx.showError(hookActions, { text: t('notify.error.url') }); hookUrl.focus(); return; }
-    const resp = await save(hookActions, { webhook: { kinds: checkedKinds(hookKinds), url } });
+    const isSet = settings.webhook && settings.webhook.state && settings.webhook.state !== 'off';
+    if (!url && !isSet) { ctx.clearError(hookActions); ctx.showError(hookActions, { text: t('notify.error.url') }); hookUrl.focus(); return; }
+    // no URL typed and a webhook set: only its kinds change (the URL and its secret stay)
+    const resp = await save(hookActions, { webhook: url ? { kinds: checkedKinds(hookKinds), url } : { kinds: checkedKinds(hookKinds) } });
     if (resp) {
       hookUrl.value = '';
       if (secret) secretInput.focus({ preventScroll: true });
@@ -336,8 +338,10 @@ export function notifyPanel(ctx) {
 
   async function setEmail() {
     const address = mailAddress.value.trim();
-    if (!address) { ctx.clearError(mailActions); ctx.showError(mailActions, { text: t('notify.error.address') }); mailAddress.focus(); return; }
-    const resp = await save(mailActions, { email: { kinds: checkedKinds(mailKinds), address } });
+    const isSet = settings.email && settings.email.state && settings.email.state !== 'off';
+    if (!address && !isSet) { ctx.clearError(mailActions); ctx.showError(mailActions, { text: t('notify.error.address') }); mailAddress.focus(); return; }
+    // no address typed and one set: only its kinds change
+    const resp = await save(mailActions, { email: address ? { kinds: checkedKinds(mailKinds), address } : { kinds: checkedKinds(mailKinds) } });
     if (resp) mailAddress.value = '';
   }
 
