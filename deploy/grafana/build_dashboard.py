@@ -241,6 +241,29 @@ ROWS: list[Row] = [
         ), "Redis commands that failed after the client's retries: outage (Redis does not answer; clients get "
            "server/unavailable) or other.", unit="ops", stack=True),
     ]),
+    Row("Notifications", [
+        Panel.of("Notifications sent/s by channel",
+                 f"sum by (channel) ({rate('archipelago_notifications_sent_total')})",
+                 "Notifications a channel accepted a second (web_push, webhook, email), every gateway.",
+                 legend="{{channel}}", unit="ops", stack=True),
+        Panel.of("Failed attempts/s", f"sum by (channel, outcome) ({rate('archipelago_notifications_failed_total')})",
+                 "Attempts that failed: retry (tried again later), failed (given up), gone (a push device "
+                 "that no longer exists). `archipelago admin notifications` lists the channels.",
+                 legend="{{channel}} {{outcome}}", unit="ops", stack=True),
+        Panel("Delivery latency p50 / p99", (
+            Target(quantile(0.5, "archipelago_notification_latency_seconds", "channel"), "p50 {{channel}}"),
+            Target(quantile(0.99, "archipelago_notification_latency_seconds", "channel"), "p99 {{channel}}"),
+        ), "From the game event (journaled) to the channel's answer.", unit="s", width=8),
+        Panel.of("Outbox", f"max by (state) (archipelago_notification_outbox{sel()})",
+                 "Notifications waiting in Redis: queued (not yet read) and retrying (waiting for their next "
+                 "attempt). Bounded by ARCHIPELAGO_NOTIFY_MAX_QUEUE.", legend="{{state}}", width=8),
+        Panel("Queued and dropped/s", (
+            Target(f"sum by (kind) ({shard_rate('archipelago_notifications_queued_total', 'kind')})", "{{kind}}"),
+            Target(f"sum({shard_rate('archipelago_notifications_dropped_total')})", "dropped (outbox full)"),
+            Target(f"sum by (reason) ({rate('archipelago_notifications_stale_total')})", "stale {{reason}}"),
+        ), "Notifications the shards queued, by kind; dropped because the outbox was full; dropped as too "
+           "old by the gateways.", unit="ops", width=8),
+    ]),
     Row("Gateway processes", [
         Panel.of("Gateway memory", f"sum by (pod) (process_resident_memory_bytes{sel()})",
                  "Resident memory of each gateway process (its Ray node beside it is not counted).",

@@ -56,9 +56,15 @@ LATENCY = Histogram("archipelago_notification_latency_seconds", "From the game e
                     ["channel"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800))
 OUTBOX = Gauge("archipelago_notification_outbox", "Notifications waiting: in the outbox (queued) and for a retry "
                "(retrying), as this gateway last read them (every few seconds)", ["state"])
-for _ch in nk.CHANNELS:
+for _ch in nk.CHANNELS:  # every series from 0
     SENT.labels(_ch)
     LATENCY.labels(_ch)
+    for _outcome in ("retry", "failed", "gone"):
+        FAILED.labels(_ch, _outcome)
+for _reason in ("age", "deadline_passed"):
+    STALE.labels(_reason)
+for _state in ("queued", "retrying"):
+    OUTBOX.labels(_state)
 
 SENT_MARK_TTL_S = 24 * 3600
 RETRY_LEASE_MS = 120_000  # a claimed retry comes back after this if its gateway died meanwhile
