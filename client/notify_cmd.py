@@ -18,6 +18,7 @@ import secrets
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -77,20 +78,16 @@ def settings_request(args: argparse.Namespace, game_id: str,
     if "web_push" in kinds:
         req.web_push.CopyFrom(notify_pb2.WebPushSetting(kinds=kinds["web_push"]))
         changed = True
-    if args.webhook is not None or args.webhook_off:
-        req.webhook.CopyFrom(notify_pb2.WebhookSetting(kinds=kinds.get("webhook", []),
-                                                       url="" if args.webhook_off else args.webhook))
-        changed = True
-    elif "webhook" in kinds:  # (the URL absent: it stays)
-        req.webhook.CopyFrom(notify_pb2.WebhookSetting(kinds=kinds["webhook"]))
-        changed = True
-    if args.email is not None or args.email_off:
-        req.email.CopyFrom(notify_pb2.EmailSetting(kinds=kinds.get("email", []),
-                                                   address="" if args.email_off else args.email))
-        changed = True
-    elif "email" in kinds:  # (the address absent: it stays)
-        req.email.CopyFrom(notify_pb2.EmailSetting(kinds=kinds["email"]))
-        changed = True
+    channels: list[tuple[str, Any, str, str | None, bool]] = [
+        ("webhook", notify_pb2.WebhookSetting, "url", args.webhook, args.webhook_off),
+        ("email", notify_pb2.EmailSetting, "address", args.email, args.email_off)]
+    for channel, setting, target, given, off in channels:
+        if given is not None or off:
+            getattr(req, channel).CopyFrom(setting(kinds=kinds.get(channel, []), **{target: "" if off else given}))
+            changed = True
+        elif channel in kinds:  # (the target absent: it stays, only the kinds change)
+            getattr(req, channel).CopyFrom(setting(kinds=kinds[channel]))
+            changed = True
     return req if changed else None
 
 

@@ -118,6 +118,13 @@ class NotifyService:
                                    f"{', '.join(allowed)})", field=f"{field}.kinds[{i}]")
         return list(dict.fromkeys(given))
 
+    @staticmethod
+    def _kinds_only(cfg: dict[str, Any], channel: str, kinds: list[str], field: str, unset: str) -> None:
+        """A channel's target left out of the request: it stays, only its kinds change."""
+        if not cfg.get(channel):
+            raise InvalidOrder(unset, field=field)
+        cfg[channel] = {**cfg[channel], "kinds": kinds}
+
     async def set(self, game_id: str, seat: int, game: str, status_of_game: str, req: Mapping[str, Any],
                   *, agent: bool) -> dict[str, Any]:
         """Apply a SetNotificationsRequest (a dict in the proto JSON mapping's snake_case field names)."""
@@ -183,10 +190,8 @@ class NotifyService:
             wh = dict(req["webhook"])
             kinds = self._kinds(game, list(wh.get("kinds") or []), "webhook")
             url = str(wh.get("url") or "")
-            if "url" not in wh:  # the kinds only
-                if not cfg.get(nk.WEBHOOK):
-                    raise InvalidOrder("no webhook is set: give its URL", field="webhook.url")
-                cfg[nk.WEBHOOK] = {**cfg[nk.WEBHOOK], "kinds": kinds}
+            if "url" not in wh:
+                self._kinds_only(cfg, nk.WEBHOOK, kinds, "webhook.url", "no webhook is set: give its URL")
             elif not url:
                 cfg.pop(nk.WEBHOOK, None)
             else:
@@ -202,10 +207,8 @@ class NotifyService:
             em = dict(req["email"])
             kinds = self._kinds(game, list(em.get("kinds") or []), "email")
             address = str(em.get("address") or "")
-            if "address" not in em:  # the kinds only
-                if not cfg.get(nk.EMAIL):
-                    raise InvalidOrder("no email address is set: give one", field="email.address")
-                cfg[nk.EMAIL] = {**cfg[nk.EMAIL], "kinds": kinds}
+            if "address" not in em:
+                self._kinds_only(cfg, nk.EMAIL, kinds, "email.address", "no email address is set: give one")
             elif not address:
                 cfg.pop(nk.EMAIL, None)
                 reset[nk.EMAIL] = {}

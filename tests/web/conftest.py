@@ -15,6 +15,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,27 @@ class Watched:
     def unexpected(self) -> list[str]:
         return [p for p in self.problems if not any(a in p for a in self.allowed)]
 
+    def close_all(self) -> None:
+        """The end of a test: its problems taken first (closing aborts what the pages still had in
+        flight), every context closed, then none may be left."""
+        problems = self.unexpected()
+        self.closing = True
+        for ctx in self.contexts:
+            ctx.close()
+        assert not problems, "\n".join(problems)
+
+
+I18N = ROOT / "gateway" / "static" / "i18n"
+
+
+@cache
+def words(lang: str) -> dict[str, str]:
+    """The web client's words in ``lang`` (every i18n file), as the page has them."""
+    table: dict[str, str] = {}
+    for f in sorted((I18N / lang).glob("*.json")):
+        table.update(json.loads(f.read_text(encoding="utf-8")))
+    return table
+
 
 OpenPage = Callable[..., Page]
 
@@ -142,11 +164,7 @@ def open_page(browser: Browser, web_server: Served, watched: Watched) -> Iterato
         return watched.watch(ctx.new_page())
 
     yield make
-    problems = watched.unexpected()  # (before the closing, which aborts what the pages still had in flight)
-    watched.closing = True
-    for ctx in watched.contexts:
-        ctx.close()
-    assert not problems, "\n".join(problems)
+    watched.close_all()
 
 
 def post(base_url: str, rpc: str, body: dict[str, Any], secret: str = "") -> dict[str, Any]:

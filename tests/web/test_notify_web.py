@@ -27,8 +27,6 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,20 +35,12 @@ from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, expec
 from services.notify import kinds
 from tests.e2e.serving import serving, wait_healthy
 from tests.notify.receivers import BrowserSubscription, PushService, SmtpServer, WebhookReceiver
-from tests.web.conftest import ARTIFACTS, VIEWPORTS, Served, Watched, post, shot, until
+from tests.web.conftest import ARTIFACTS, VIEWPORTS, Served, Watched, post, shot, until, words
 
 pytestmark = pytest.mark.e2e
 
-I18N = Path(__file__).resolve().parents[2] / "gateway" / "static" / "i18n"
 INCOGNITO = "does not support the Push API in incognito mode"  # Chromium's own console error
 
-
-@cache
-def words(lang: str) -> dict[str, str]:
-    table: dict[str, str] = {}
-    for f in sorted((I18N / lang).glob("*.json")):
-        table.update(json.loads(f.read_text(encoding="utf-8")))
-    return table
 
 
 def said(lang: str, key: str, **params: Any) -> str:
@@ -98,11 +88,7 @@ def device(browser: Browser, notified: Served, watched: Watched) -> Iterator[Cal
         return ctx
 
     yield make
-    problems = watched.unexpected()
-    watched.closing = True
-    for ctx in watched.contexts:
-        ctx.close()
-    assert not problems, "\n".join(problems)
+    watched.close_all()
 
 
 ARCMAGE_DECKS = {"arcmage": {"decks": [{"built_in": "Brothers in Arms"}, {"built_in": "Brothers in Arms"}]}}

@@ -55,11 +55,7 @@ def device(browser: Browser, graced: Served, watched: Watched) -> Iterator[Calla
         return ctx
 
     yield make
-    problems = watched.unexpected()
-    watched.closing = True
-    for ctx in watched.contexts:
-        ctx.close()
-    assert not problems, "\n".join(problems)
+    watched.close_all()
 
 
 

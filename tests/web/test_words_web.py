@@ -18,28 +18,19 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
-from tests.web.conftest import OpenPage, Served, Watched, create_game, post, shot
+from tests.web.conftest import OpenPage, Served, Watched, create_game, post, shot, words
 
 pytestmark = pytest.mark.e2e
 
-I18N = Path(__file__).resolve().parents[2] / "gateway" / "static" / "i18n"
 HEX_ID = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b")
 GAME_OF = {"A": "archipelago", "S": "salvo", "M": "arcmage"}
 FAKE_ID = "3fa9c2d1e4b5a6f7"  # an id of the shape the server's are (a game id here): never shown
 
-
-@cache
-def words(lang: str) -> dict[str, str]:
-    table: dict[str, str] = {}
-    for f in sorted((I18N / lang).glob("*.json")):
-        table.update(json.loads(f.read_text(encoding="utf-8")))
-    return table
 
 
 @dataclass
