@@ -25,7 +25,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from archipelago.v1 import game_pb2, lobby_pb2
+from archipelago.v1 import game_pb2, lobby_pb2, notify_pb2
 from client.base import BaseClient
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
 from gateway import errors, rpc
@@ -60,6 +60,7 @@ RESPONSE: dict[str, type[Message]] = {
     "SubmitOrders": game_pb2.SubmitOrdersResponse, "Act": game_pb2.ActResponse,
     "SetStandingOrders": game_pb2.SetStandingOrdersResponse, "CreateAgentToken": game_pb2.AgentToken,
     "ListAgentTokens": game_pb2.ListAgentTokensResponse, "RevokeAgentToken": game_pb2.RevokeAgentTokenResponse,
+    "GetNotifications": notify_pb2.NotificationSettings, "SetNotifications": notify_pb2.NotificationSettings,
     "Watch": game_pb2.Update,
 }
 assert set(RESPONSE) == set(RPCS)
