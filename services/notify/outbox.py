@@ -222,6 +222,13 @@ class Outbox:
             await self.redis.xack(self.stream, GROUP, *deleted)
         return [(str(i), json.loads(f["e"])) for i, f in rows if f and "e" in f]
 
+    async def keep(self, consumer: str, entry_ids: Iterable[str]) -> None:
+        """Entries ``consumer`` holds and is still working on: their idle time starts again, so another
+        consumer's take-over (:meth:`claim_stale`) leaves them alone while their gateway lives."""
+        ids = list(entry_ids)
+        if ids:
+            await self.redis.xclaim(self.stream, GROUP, consumer, 0, ids, justid=True)
+
     async def done(self, entry_ids: Iterable[str]) -> None:
         ids = list(entry_ids)
         if not ids:

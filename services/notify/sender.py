@@ -3,7 +3,8 @@ turns it off), and together they deliver the outbox at least once.
 
 - **Reading**: one consumer per process (name: host, pid and a random part) of the outbox stream's
   group; an entry read by a gateway that died is taken over by another after ``claim_after_s``
-  (XAUTOCLAIM). Entries go to ``workers`` lanes by player, so one player's notifications leave in
+  (XAUTOCLAIM) — never one a live gateway is still working on (it renews its entries' idle time a few
+  times per ``claim_after_s``). Entries go to ``workers`` lanes by player, so one player's notifications leave in
   the order they were queued (the start before round 1's "your turn").
 - **Delivering**: per channel the player wants the kind on (each web push device, the webhook, a
   confirmed email address), one :class:`~services.notify.channels.Delivery` whose id is stable; a
@@ -194,12 +195,15 @@ class Sender:
     async def _janitor(self) -> None:
         last_prune = asyncio.get_running_loop().time()
 
+        every = max(0.2, min(GAUGE_EVERY_S, self.config.claim_after_s / 3))
+
         async def once() -> None:
             nonlocal last_prune
+            await self.outbox.keep(self.consumer, list(self._inflight))  # (ours while this gateway lives)
             queued, retrying = await self.outbox.depth()
             OUTBOX.labels("queued").set(queued)
             OUTBOX.labels("retrying").set(retrying)
-            await asyncio.sleep(GAUGE_EVERY_S)
+            await asyncio.sleep(every)
             if asyncio.get_running_loop().time() - last_prune >= PRUNE_EVERY_S:
                 last_prune = asyncio.get_running_loop().time()
                 await self.outbox.prune_consumers(CONSUMER_IDLE_MS)

@@ -282,3 +282,23 @@ async def test_notify_settings_refuse_bad_input_and_change_nothing(
     with pytest.raises(KeyReused):
         await svc.set("gs5", 0, "salvo", "lobby", {"idempotency_key": "k1", "webhook": {"url": hooks.url("x")}},
                       agent=False)
+
+
+async def test_notify_an_entry_a_live_gateway_is_working_on_is_never_taken_over_only_a_dead_ones(
+        redis_server: RedisProcess) -> None:
+    """Two gateways share the outbox: one that still works on an entry renews it (Outbox.keep), so the
+    other's take-over of entries idle too long (a dead gateway's) leaves it alone."""
+    store = Store(redis_server.url, prefix=f"nk{secrets.token_hex(4)}:")
+    try:
+        outbox = store.outbox
+        await outbox.ensure_group()
+        await store.redis.xadd(outbox.stream, {"e": '{"game_id": "g", "seat": 0, "kind": "your_turn"}'})
+        [(entry_id, _)] = await outbox.read("gateway-a", count=10, block_ms=100)
+        await asyncio.sleep(0.3)  # (time passing is what is tested: the entry's idle time)
+        await outbox.keep("gateway-a", [entry_id])
+        assert await outbox.claim_stale("gateway-b", idle_ms=250, count=10) == [], "a's, renewed"
+        await asyncio.sleep(0.3)  # gateway-a died: no more renewals
+        taken = await outbox.claim_stale("gateway-b", idle_ms=250, count=10)
+        assert [i for i, _ in taken] == [entry_id], "a dead gateway's entry is taken over"
+    finally:
+        await store.close()
