@@ -623,9 +623,12 @@ function gameScreen(gameId) {
     }),
     showError: showGameError, clearError, keepErrors, doneButton, draft, refresh, copy, setChanged,
   };
-  // Notifications (js/notify.js): the 🔔 button in the strip opens its panel; its offer shows once.
+  // Notifications (js/notify.js): the 🔔 button in the strip opens its panel; its offer shows once, at
+  // the end of the page (it appears as the game starts: above the board it would shift the board as the
+  // player looks at it), the button marked meanwhile.
   const notify = notifyPanel(ctx);
-  autoBox.after(notify.offer, notify.el);
+  autoBox.after(notify.el);
+  autoBox.parentNode.append(notify.offer);
 
   // ---------------------------------------------------------------- rendering
   function nameOf(seat) {

@@ -273,6 +273,7 @@ export function notifyPanel(ctx) {
     const wanted = running && pushSupported() && !localStorage.getItem(OFFER_KEY)
       && Notification.permission !== 'denied' && !thisBrowser();
     offer.hidden = !wanted;
+    button.classList.toggle('offered', wanted); // (a dot: the offer waits at the end of the page)
   }
 
   // ---------------------------------------------------------------- talking to the server
