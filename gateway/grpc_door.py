@@ -92,15 +92,19 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
     async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
         start = time.perf_counter()
         PEER.set(grpc_peer(context.peer() or ""))
+        failure: Exception | None = None
         try:
             if isinstance(request, Malformed):
                 raise request.error()
             result = await r.handler(api, request, _secret(context))
         except Exception as exc:
-            latency.observe(time.perf_counter() - start)
-            await _abort(context, r.name, exc)
-            raise AssertionError("unreachable") from exc  # abort raises
+            failure = exc
         latency.observe(time.perf_counter() - start)
+        if failure is not None:
+            # (aborted outside the except block: the abort's own exception, which tracing records,
+            # chains nothing — not the refusal's words, which may name what the player sent)
+            await _abort(context, r.name, failure)
+            raise AssertionError("unreachable")  # abort raises
         ok.inc()
         return result
     return handle
@@ -110,12 +114,15 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
     async def handle(request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
         PEER.set(grpc_peer(context.peer() or ""))
         DOOR.set("grpc")
+        failure: Exception | None = None
         try:
             if isinstance(request, Malformed):
                 raise request.error()
             updates = await rpc.watch(api, request, _secret(context))
         except Exception as exc:
-            await _abort(context, "Watch", exc)
+            failure = exc
+        if failure is not None:
+            await _abort(context, "Watch", failure)  # (outside the except block, as in _unary)
             return
         REQUESTS.labels("grpc", "Watch", "OK").inc()
         try:
@@ -123,7 +130,9 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
                 async for update in updates:
                     yield update
         except Exception as exc:  # the stream ended on an error (a revoked agent token, say): render it
-            await _abort(context, "Watch", exc)
+            failure = exc
+        if failure is not None:
+            await _abort(context, "Watch", failure)
     return handle
 
 

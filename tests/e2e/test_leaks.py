@@ -942,7 +942,10 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
                                                                              *s.labels.values()))))
     sources += [(f"span {s.name}", s.to_json()) for s in new_spans]
     assert probe in ray_text[f"worker-{probe_pid}.err"] and len(log_lines) > 50 and new_spans
-    found = [f"{sorted(set(QUOTED_CARD_ID.findall(text)) & every_card)[:5]} in {where}: {text[:300]!r}"
+    def around(text: str) -> str:  # (the text about the first card id found)
+        m = next(m for m in QUOTED_CARD_ID.finditer(text) if m.group(0) in every_card)
+        return text[max(0, m.start() - 600):m.end() + 300]
+    found = [f"{sorted(set(QUOTED_CARD_ID.findall(text)) & every_card)[:5]} in {where}: {around(text)!r}"
              for where, text in sources if set(QUOTED_CARD_ID.findall(text)) & every_card]
     assert not found, f"{len(found)} card ids outside the players' messages:\n" + "\n".join(found[:10])
 

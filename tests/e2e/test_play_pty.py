@@ -106,7 +106,12 @@ async def the_countdown_moves(p: PtyProgram) -> None:
     await p.until(moved, f"the countdown to move from {first} s", timeout=10)
 
 
-def assert_fits(p: PtyProgram, title: str) -> None:
+async def assert_fits(p: PtyProgram, title: str) -> None:
+    """The round's screen: its title on the first row (nothing scrolled away), the toolbar on the last
+    two, nothing wider than the terminal. (The lines printed above the prompt reach the terminal a
+    moment after the prompt itself — prompt_toolkit's patched stdout writes from a thread of its own —
+    so the screen is waited for, then checked.)"""
+    await p.until(lambda: p.lines()[0].startswith(title), f"the screen of {title}, its title at the top")
     lines = p.lines()
     assert len(lines) == ROWS and all(len(x) <= COLS for x in lines)
     assert lines[0].startswith(title), p.text  # the title on the first row: nothing scrolled away
@@ -136,7 +141,7 @@ async def test_s3_s5_a_human_plays_salvo_from_the_screen_of_a_120x40_terminal(se
     p = seats.play()
     await seats.start(p)
     await p.until(lambda: at_prompt(p, "place your fleet"), "the placement prompt")
-    assert_fits(p, "Salvo · round 0")
+    await assert_fits(p, "Salvo · round 0")
     assert p.lines()[2] == GRID_HEAD
     await the_countdown_moves(p)
     p.type("help\r")  # a command, not a placement
@@ -145,7 +150,7 @@ async def test_s3_s5_a_human_plays_salvo_from_the_screen_of_a_120x40_terminal(se
     p.type("random\r")
 
     await p.until(lambda: at_prompt(p, "fire up to 7 shots"), "the firing prompt of round 1")
-    assert_fits(p, "Salvo · round 1")
+    await assert_fits(p, "Salvo · round 1")
     free = [sq for sq, mark in enemy_waters(p).items() if mark == "."]
     aim = free[:7]
     typed = " ".join(aim)[:-1]  # all but the last character: the player is still typing
@@ -160,7 +165,7 @@ async def test_s3_s5_a_human_plays_salvo_from_the_screen_of_a_120x40_terminal(se
 
     await p.until(lambda: at_prompt(p, "fire up to") and p.lines()[0].startswith("Salvo · round 2"),
                   "the firing prompt of round 2")
-    assert_fits(p, "Salvo · round 2")
+    await assert_fits(p, "Salvo · round 2")
     shown = enemy_waters(p)
     assert all(shown[sq] == "1" for sq in aim), shown  # the screen marks the round-1 shots
     after = await seats.host.view(seats.game_id)
@@ -216,7 +221,7 @@ async def test_a13_a18_a53_a_human_plays_archipelago_from_the_screen_of_a_120x40
     view = await seats.human.view(seats.game_id)
     width, height = view.archipelago.width, view.archipelago.height
     await p.until(lambda: at_prompt(p, "deploy (0 so far)> "), "the deployment prompt, drawn")
-    assert_fits(p, "Archipelago · round 0 of 2")
+    await assert_fits(p, "Archipelago · round 0 of 2")
     map_rows(p, width, height)
     await the_countdown_moves(p)
     p.type("stay a\r")  # round 0: a unit without a deployment keeps the default layout
@@ -226,7 +231,7 @@ async def test_a13_a18_a53_a_human_plays_archipelago_from_the_screen_of_a_120x40
 
     await p.until(lambda: at_prompt(p, "orders (0 so far)> ") and p.lines()[0].startswith(
         "Archipelago · round 1 of 2"), "the orders prompt of round 1")
-    assert_fits(p, "Archipelago · round 1 of 2")
+    await assert_fits(p, "Archipelago · round 1 of 2")
     rows = map_rows(p, width, height)
     label, step, dest = a_step(p, rows)
     typed = f"move {label}"
@@ -246,7 +251,7 @@ async def test_a13_a18_a53_a_human_plays_archipelago_from_the_screen_of_a_120x40
 
     await p.until(lambda: at_prompt(p, "orders (0 so far)> ") and p.lines()[0].startswith(
         "Archipelago · round 2 of 2"), "the orders prompt of round 2")
-    assert_fits(p, "Archipelago · round 2 of 2")
+    await assert_fits(p, "Archipelago · round 2 of 2")
     map_rows(p, width, height)
     moved = [LEGEND.search(x) for x in p.lines()]
     assert any(m and m[1] == label and (int(m[3]), int(m[4])) == dest for m in moved), p.text  # same letter, moved
