@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -164,6 +166,21 @@ class GuardedH11(H11Protocol):
             self._header_timer.cancel()
             self._header_timer = None
         super().connection_lost(exc)
+
+
+class LinkTokens(logging.Filter):
+    """uvicorn's access log (off at the gateway's level, on if an operator lowers it) never shows the
+    tokens of the mail links (``/notify/confirm/<token>``, ``/notify/unsubscribe/<token>``)."""
+
+    PATH = re.compile(r"(/notify/(?:confirm|unsubscribe)/)[^/?\s\"]+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(self.PATH.sub(r"\1…", a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
+logging.getLogger("uvicorn.access").addFilter(LinkTokens())
 
 
 def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 0,

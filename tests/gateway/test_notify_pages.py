@@ -39,3 +39,15 @@ async def test_notify_pages_get_changes_nothing_post_does_it_in_the_players_lang
         confirmed = await http.post("/notify/confirm/good")
         assert confirmed.status_code == 200 and 'lang="he"' in confirmed.text  # the player's language
         assert svc.calls == [("unsubscribe", "good"), ("unsubscribe", "forged"), ("confirm", "good")]
+
+
+def test_notify_the_access_log_never_shows_a_mail_links_token() -> None:
+    import logging
+
+    from gateway.http import LinkTokens
+
+    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                               ("127.0.0.1:5", "POST", "/notify/unsubscribe/g1.0.abcdef0123?lang=he", "1.1", 200),
+                               None)
+    assert LinkTokens().filter(record)
+    assert record.getMessage() == '127.0.0.1:5 - "POST /notify/unsubscribe/…?lang=he HTTP/1.1" 200'
