@@ -360,27 +360,32 @@ def test_w4_a_keyboard_alone_plays_an_archipelago_round(open_page: OpenPage, web
     movers = page.eval_on_selector_all("#arch-board .u", "us => us.map(u => u.dataset.unit)")
     tab_to(page, "#tab-units")
     page.keyboard.press("Enter")
-    chosen = None
-    for unit in movers:
+    chosen, free, at = None, set(), (-1, -1)
+    for unit in movers:  # the first unit that can move to a tile no own unit stands on (the map is random)
         tab_to(page, f"#unit-list li[data-unit='{unit}'] .unit-row")
         page.keyboard.press("Enter")
         expect(page.locator("#unit-panel")).to_be_visible()
-        if page.locator("#unit-panel #move:not([disabled])").count():
+        if not page.locator("#unit-panel #move:not([disabled])").count():
+            continue
+        expect(page.locator("#move")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#arch-board")).to_be_focused()
+        reachable = {(int(r.get_attribute("data-x") or -1), int(r.get_attribute("data-y") or -1))
+                     for r in page.locator("#arch-board rect.tile.hl").all()}
+        assert reachable, "Move highlights the reachable tiles"
+        u = page.locator(f"#arch-board .u[data-unit='{unit}']")
+        at = (int(u.get_attribute("data-x") or -1), int(u.get_attribute("data-y") or -1))
+        occupied = {(int(x.get_attribute("data-x") or -1), int(x.get_attribute("data-y") or -1))
+                    for x in page.locator("#arch-board .u").all()}
+        free = reachable - occupied  # (a tile with an own ship would be a boarding: the ship may sail on)
+        if free:
             chosen = unit
             break
-    assert chosen, "a unit that can move"
-    expect(page.locator("#move")).to_be_focused()
-    page.keyboard.press("Enter")
-    expect(page.locator("#arch-board")).to_be_focused()
-    reachable = {(int(r.get_attribute("data-x") or -1), int(r.get_attribute("data-y") or -1))
-                 for r in page.locator("#arch-board rect.tile.hl").all()}
-    assert reachable, "Move highlights the reachable tiles"
-    u = page.locator(f"#arch-board .u[data-unit='{chosen}']")
-    at = (int(u.get_attribute("data-x") or -1), int(u.get_attribute("data-y") or -1))
-    occupied = {(int(x.get_attribute("data-x") or -1), int(x.get_attribute("data-y") or -1))
-                for x in page.locator("#arch-board .u").all()}
-    free = reachable - occupied  # (a tile with an own ship would be a boarding: the ship may sail on)
-    assert free, "a reachable tile with no own unit on it"
+        page.keyboard.press("Escape")  # Move off, then the unit unselected: the next one
+        page.keyboard.press("Escape")
+        tab_to(page, "#tab-units")
+        page.keyboard.press("Enter")
+    assert chosen, "a unit that can move to a free tile"
     dest = min(free, key=lambda tl: (abs(tl[0] - at[0]) + abs(tl[1] - at[1]), tl))
     for _ in range(abs(dest[0] - at[0])):
         page.keyboard.press("ArrowRight" if dest[0] > at[0] else "ArrowLeft")
