@@ -110,8 +110,9 @@ class Watched:
             if "ERR_ABORTED" in str(r.failure) and r.url.endswith("/Game/SubmitOrders") \
                     and '"draft":true' in (r.post_data or "").replace(" ", ""):
                 return
-            if "ERR_ABORTED" in str(r.failure) and r.url.endswith("/Game/GetView"):
-                return  # a read a reload or navigation cut: the page left, the next page reads again
+            if "ERR_ABORTED" in str(r.failure) and (r.url.endswith("/Game/GetView")
+                                                    or (r.method == "GET" and "/static/" in r.url)):
+                return  # a read (a view, an icon) a reload or navigation cut: the page left, the next reads again
             self.report(f"request failed: {r.method} {r.url} {r.failure}")
 
         page.on("requestfailed", failed)

@@ -188,6 +188,21 @@ for _, _, _r in HOME:
     _r.kind = "lobby"
 
 
+def test_a_reason_loses_every_unit_id_even_one_of_digits_alone(open_page: OpenPage) -> None:
+    """A unit id is 10 hex digits, now and then with no letter among them: named as the player knows the
+    unit, or dropped — never shown (the page's own cleaning of a server reason, js/errors.js)."""
+    page = open_page()
+    page.goto("/")
+    known = {"5388884695": "your Dvora at (19, 10)", "1234567890": "your Sergeant at (19, 11)"}
+    cleaned = page.evaluate("""async ([reason, known]) => {
+        const { cleanReason } = await import('/static/js/errors.js');
+        return cleanReason(reason, (id) => known[id] || '');
+    }""", ["unit 5388884695: boarding 1234567890 needs it to have no move order; unit 9876543210 left; "
+           "the request is over 262144 bytes", known])
+    assert cleaned == ("your Dvora at (19, 10): boarding your Sergeant at (19, 11) needs it to have no move "
+                       "order; the unit left; the request is over 262144 bytes"), cleaned
+
+
 def test_errors_of_the_home_page_in_both_languages(open_page: OpenPage, watched: Watched) -> None:
     watched.allowed += ["status of 4", "status of 5", "HTTP 4", "HTTP 5"]  # the refusals below, on purpose
     for lang, locale in (("en", "en-US"), ("he", "he-IL")):

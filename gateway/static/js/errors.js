@@ -9,11 +9,12 @@ import { has, lang, t } from './i18n.js';
 // A rule id's game: its letter (W: the web client's own spec has no rules page).
 const RULE_GAME = { A: 'archipelago', S: 'salvo', M: 'arcmage' };
 
-// Hex strings of 6+ characters with at least one digit and one letter, or 8+ hex digits: the shape of
+// Hex strings of 6+ characters with at least one digit and one letter, or 12+ digits: the shape of
 // every internal id (unit ids, offer ids, token ids, game ids); words such as "face" never match.
 const HEX_ID = /\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b|\b[0-9]{12,}\b/g;
 const NOUNS = 'unit|units|ship|carrier|offer|card|game|token|seat|target|instance|player';
-const NOUN_ID = new RegExp(`\\b(${NOUNS})\\s+['"]?((?:${HEX_ID.source}))['"]?`, 'gi');
+// after a noun, an id of digits alone counts too (a unit id is 10 hex digits: now and then no letter)
+const NOUN_ID = new RegExp(`\\b(${NOUNS})\\s+['"]?((?:${HEX_ID.source}|\\b[0-9]{8,}\\b))['"]?`, 'gi');
 
 // The reason with its ids replaced: `name(id)` gives the player's words for an id it knows ("your
 // Sergeant at (3, 4)"), else the id goes (its noun stays, as "the unit").
@@ -22,8 +23,10 @@ export function cleanReason(reason, name = () => '') {
   text = text.replace(NOUN_ID, (_m, noun, id) => name(id) || `the ${noun}`);
   text = text.replace(/['"]?\b[0-9a-f]{6,}\b['"]?/g, (m) => {
     const id = m.replace(/['"]/g, '');
+    const known = name(id); // (an id this page knows, whatever its digits: "boarding 5388884695")
+    if (known) return known;
     if (!new RegExp(`^(?:${HEX_ID.source})$`).test(id)) return m;
-    return name(id) || '…';
+    return '…';
   });
   // Arcmage's card instance ids (c12): the card's name where this page knows it
   text = text.replace(/\bcards?\s+['"]?\b(c\d+)\b['"]?/g, (_m, id) => name(id) || 'the card');
