@@ -29,7 +29,7 @@ from engine.errors import Conflict, GameOver, InvalidOrder, KeyReused, Permissio
 from services.notify import kinds as nk
 from services.notify.channels import check_email_address, check_subscription, check_target_url, mask_email
 from services.notify.config import NotifyConfig
-from services.notify.outbox import Outbox
+from services.notify.outbox import Outbox, now_ms
 from services.notify.sender import Sender, parse_unsubscribe_token, unsubscribe_token
 from services.store import Store
 
@@ -240,7 +240,7 @@ class NotifyService:
                                   token: str) -> None:
         """The confirmation mail goes through the outbox like any notification (durable, retried)."""
         entry = {"game_id": game_id, "game": game, "seat": seat, "kind": nk.EMAIL_CONFIRM, "round": 0, "key": token[:8],
-                 "deadline_ms": 0, "who": "", "at": _now_ms(), "address": cfg[nk.EMAIL]["address"],
+                 "deadline_ms": 0, "who": "", "at": now_ms(), "address": cfg[nk.EMAIL]["address"],
                  "url": f"{self.public_url}/notify/confirm/{token}?lang={cfg.get('language') or 'en'}",
                  "language": cfg.get("language") or "en"}
         await self.store.redis.xadd(self.outbox.stream, {"e": json.dumps(entry, ensure_ascii=False)})
@@ -276,12 +276,6 @@ class NotifyService:
         cfg.pop(nk.EMAIL)
         await self.outbox.put_settings(game_id, seat, cfg, {nk.EMAIL: {}})
         return True, str(cfg.get("language") or "en")
-
-
-def _now_ms() -> int:
-    import time
-
-    return int(time.time() * 1000)
 
 
 PAGE_WORDS = {
