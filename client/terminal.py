@@ -253,11 +253,29 @@ class PromptTerminal(Terminal):
         return self.status()
 
     def say(self, text: str) -> None:
-        print(text, flush=True)  # above the prompt (patch_stdout)
+        self._write(text + "\n")
 
     def clear(self) -> None:
-        sys.stdout.write("\x1b[2J\x1b[H")
-        sys.stdout.flush()
+        self._write("\x1b[2J\x1b[H")
+
+    def _write(self, text: str) -> None:
+        """In order, from the event loop's thread: above a running prompt (prompt_toolkit erases it,
+        the text is written, the prompt redrawn; such writes queue behind each other and the prompt's end
+        waits for them), else at once. (Not through patch_stdout's thread: between two prompts that
+        thread writes on its own schedule, so a new screen's clear and lines could land after the next
+        prompt had drawn itself, and the screen scrolled its title away.)"""
+        from prompt_toolkit.application import run_in_terminal
+
+        out = self._session.output
+
+        def put() -> None:
+            out.write_raw(text)
+            out.flush()
+
+        if self._session.app.is_running:
+            run_in_terminal(put, in_executor=False)
+        else:
+            put()
 
     async def ask(self, prompt: str) -> str:
         default, self._carry = self._carry, ""

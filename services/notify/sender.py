@@ -26,7 +26,6 @@ turns it off), and together they deliver the outbox at least once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import hmac
 import json
@@ -69,6 +68,7 @@ for _state in ("queued", "retrying"):
 
 SENT_MARK_TTL_S = 24 * 3600
 RETRY_LEASE_MS = 120_000  # a claimed retry comes back after this if its gateway died meanwhile
+STOP_S = 10.0  # the longest a stop waits for its tasks to end
 LANE_DEPTH = 64
 PRUNE_EVERY_S = 600.0
 GAUGE_EVERY_S = 5.0
@@ -130,9 +130,11 @@ class Sender:
     async def stop(self) -> None:
         for t in self._tasks:
             t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        if self._tasks:  # bounded: a task that does not end on its cancel must not hold up a gateway's stop
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_S)
+            if stuck:
+                log.warning("notifications: %d task(s) still running %g s after their cancel: %s", len(stuck),
+                            STOP_S, "; ".join(repr(t.get_stack(limit=1)) for t in stuck))
         self._tasks = []
         if self.channels is not None:
             await self.channels.close()

@@ -19,6 +19,7 @@ from services.cluster import RedisProcess
 from services.notify.config import NotifyConfig
 from services.shard import ShardCore
 from services.store import Store
+from tests.aio import bounded
 from tests.fakes import FakeClock
 from tests.notify.receivers import PushService, SmtpServer, WebhookReceiver
 
@@ -206,7 +207,7 @@ async def test_notify_web_push_is_encrypted_to_the_device_and_a_gone_device_is_f
 
 async def test_notify_email_is_confirmed_first_and_every_mail_unsubscribes_in_one_click(
         redis_server: RedisProcess) -> None:
-    with SmtpServer() as smtp:
+    with SmtpServer() as smtp:  # (bounded: a hang says where each task waited; it hung once in CI, unexplained)
         clock = FakeClock(int(time.time() * 1000))
         prefix = f"nm{secrets.token_hex(4)}:"
         core = ShardCore("shard-m", Store(redis_server.url, prefix=prefix), now_ms=clock)
@@ -215,31 +216,33 @@ async def test_notify_email_is_confirmed_first_and_every_mail_unsubscribes_in_on
         svc = NotifyService(Store(redis_server.url, prefix=prefix), "http://127.0.0.1:1", config)
         await svc.start()
         try:
-            await new_salvo(core, "gm1")
-            answer = await svc.set("gm1", 1, "salvo", "lobby", {"email": {"address": "Bob@Example.com"}},
-                                   agent=False)
-            assert answer["email"]["state"] == "pending" and answer["email_address"] == "B•••@example.com"
-            mail = (await asyncio.to_thread(smtp.wait_for, 1, 15.0))[0]
-            text = mail.text()
-            token = text.split("/notify/confirm/")[1].split("?")[0].split()[0]
-            await core.start_game("gm1", 0, False)  # nothing mailed before the confirmation
-            ok, _ = await svc.confirm(token)
-            assert ok and (await svc.get("gm1", 1, "salvo"))["email"]["state"] == "active"
-            assert (await svc.confirm(token))[0] is True, "a second click (a retried POST) confirms again"
-            assert (await svc.confirm(token + "x"))[0] is False, "a made-up link confirms nothing"
-            view = await core.view("gm1", 0)
-            await core.submit("gm1", 0, {"random_placement": True}, view["version"], "k", False)
-            clock.advance(120)
-            await core.fire_due()  # round 1 opens: mailed
-            mails = await asyncio.to_thread(smtp.wait_for, 2, 15.0)
-            turn = mails[1]
-            assert "Round 1 " in turn.text() and turn.rcpt_tos == ["Bob@example.com"]
-            link = str(turn.message["List-Unsubscribe"]).strip("<>")
-            assert turn.message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-            ok, _ = await svc.unsubscribe(link.split("/notify/unsubscribe/")[1].split("?")[0])
-            assert ok and (await svc.get("gm1", 1, "salvo"))["email"]["state"] == "off"
+            async with bounded(120, "the mail flow"):
+                await new_salvo(core, "gm1")
+                answer = await svc.set("gm1", 1, "salvo", "lobby", {"email": {"address": "Bob@Example.com"}},
+                                       agent=False)
+                assert answer["email"]["state"] == "pending" and answer["email_address"] == "B•••@example.com"
+                mail = (await asyncio.to_thread(smtp.wait_for, 1, 15.0))[0]
+                text = mail.text()
+                token = text.split("/notify/confirm/")[1].split("?")[0].split()[0]
+                await core.start_game("gm1", 0, False)  # nothing mailed before the confirmation
+                ok, _ = await svc.confirm(token)
+                assert ok and (await svc.get("gm1", 1, "salvo"))["email"]["state"] == "active"
+                assert (await svc.confirm(token))[0] is True, "a second click (a retried POST) confirms again"
+                assert (await svc.confirm(token + "x"))[0] is False, "a made-up link confirms nothing"
+                view = await core.view("gm1", 0)
+                await core.submit("gm1", 0, {"random_placement": True}, view["version"], "k", False)
+                clock.advance(120)
+                await core.fire_due()  # round 1 opens: mailed
+                mails = await asyncio.to_thread(smtp.wait_for, 2, 15.0)
+                turn = mails[1]
+                assert "Round 1 " in turn.text() and turn.rcpt_tos == ["Bob@example.com"]
+                link = str(turn.message["List-Unsubscribe"]).strip("<>")
+                assert turn.message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+                ok, _ = await svc.unsubscribe(link.split("/notify/unsubscribe/")[1].split("?")[0])
+                assert ok and (await svc.get("gm1", 1, "salvo"))["email"]["state"] == "off"
         finally:
-            await svc.stop()
+            async with bounded(30, "stopping the sender"):
+                await svc.stop()
             await svc.store.close()
             await core.store.close()
 
