@@ -344,6 +344,7 @@ def test_w5_zoom_buttons_wheel_and_drag_change_the_view_and_a_click_selects_a_ti
     board = page.locator("#arch-board")
 
     # the first view frames the own units at a legible size (issue 22; tests/web/test_layout_web.py)
+    expect(page.locator("#arch-board .u rect").first).to_be_visible()  # (the units are drawn after the tiles)
     box = board.bounding_box()
     chip = page.locator("#arch-board .u rect").first.bounding_box()
     assert box and chip and chip["height"] >= 16
@@ -512,6 +513,7 @@ def test_w13_phone_in_hebrew_board_fills_the_width_tabs_below_done_always_reacha
     expect(page.locator("html")).to_have_attribute("dir", "rtl")
     board = page.locator("#arch-board").bounding_box()
     assert board and board["width"] >= 390 - 40
+    expect(page.locator("#arch-board .u rect").first).to_be_visible()  # (the units are drawn after the tiles)
     chip = page.locator("#arch-board .u rect").first.bounding_box()  # legible at the first zoom (issue 22)
     assert chip and chip["height"] >= 16
     tabs = page.locator("[role=tablist]").bounding_box()
