@@ -288,6 +288,7 @@ class PlayerAPI:
         await self.notify.stop()
         await self.presence.stop()
         await self.notices.stop()
+        await self.router.close()
         await self.store.close()
 
     # ------------------------------------------------------------------ helpers
@@ -429,8 +430,9 @@ class PlayerAPI:
         return result
 
     async def submit(self, secret: str, game_id: str, *, orders: dict[str, Any], version: int, key: str = "",
-                     draft: bool = False) -> dict[str, Any]:
-        who = await self.auth(secret, game_id)
+                     draft: bool = False, who: Caller | None = None) -> dict[str, Any]:
+        """Orders for the round (``who``: the caller, when the door has authenticated it already)."""
+        who = who or await self.auth(secret, game_id)
         result: dict[str, Any] = await self.router.game(game_id).submit(game_id, who.seat, orders, version,
                                                         key, draft)
         return result
@@ -450,9 +452,9 @@ class PlayerAPI:
         return result
 
     async def set_standing(self, secret: str, game_id: str, *, standing: dict[str, Any],
-                           key: str = "") -> dict[str, Any]:
-        """Replace the caller's standing orders (A70–A74)."""
-        who = await self.auth(secret, game_id)
+                           key: str = "", who: Caller | None = None) -> dict[str, Any]:
+        """Replace the caller's standing orders (A70–A74); ``who`` as for :meth:`submit`."""
+        who = who or await self.auth(secret, game_id)
         result: dict[str, Any] = await self.router.game(game_id).set_standing(game_id, who.seat, standing, key)
         return result
 

@@ -31,7 +31,7 @@ from gateway import admin
 from gateway.api import ApiConfig, PlayerAPI
 from gateway.grpc_door import build_server, set_serving
 from gateway.metrics import ShardCollector
-from services import tracing
+from services import gctune, tracing
 from services.cluster import DataDirInUse, Embedded, start_embedded
 from services.metrics import PROCESS_GC
 from services.store import Store
@@ -229,6 +229,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
         REGISTRY.register(shard_metrics)
         state["api"], state["metrics"] = api, shard_metrics
         app.state.api = api
+        gctune.tune()  # (what start-up made, out of the collector's way)
         if announce is not None:
             announce(port, http_port)
         ready_event.set()

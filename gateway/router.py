@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import time
 from typing import Any
@@ -15,6 +16,7 @@ from engine.errors import Conflict, NotFound, Unavailable
 from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.errors import from_dict
 from services import tracing
+from services.hop import HopClient, HopLost
 from services.placement import rendezvous
 from services.shard_api import ShardApi, typed
 from services.store import Store
@@ -26,6 +28,8 @@ PLACEMENTS = Counter("archipelago_placements", "Games placed on a shard by this 
 PLACEMENT_MOVES = Counter("archipelago_placement_moves", "Games whose recorded shard this gateway changed (moved to "
                           "another shard; draining a shard moves its games)")
 
+#: how batches reach a shard: "stream" (a TCP stream per shard, services.hop) or "ray" (a Ray actor call each)
+HOP = os.environ.get("ARCHIPELAGO_SHARD_HOP", "stream")
 RETRY_S = 60.0  # how long a call waits for a restarting shard
 MOVED_RETRIES = 4  # a call that meets a draining shard goes again (the set re-read) this many times
 DRAIN_TIMEOUT_S = 60.0  # how long a drain waits for the calls in flight on the drained shard
@@ -115,6 +119,9 @@ class ShardRouter:
         self._handles: dict[str, Any] = {}
         self._placement: LRU[str, str] = LRU(CACHE_ENTRIES)
         self._batchers: dict[str, Batcher] = {}
+        self._streams: dict[str, HopClient] = {}  # one per shard (bounded by the shard set)
+        self._opening: dict[str, asyncio.Task[HopClient]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
 
     @property
     def active(self) -> list[str]:
@@ -183,6 +190,7 @@ class ShardRouter:
             ray.kill(self.handle(shard), no_restart=True)
         self._handles.pop(shard, None)
         self._batchers.pop(shard, None)
+        self._drop_stream(shard)
         await self.store.remove_shard(shard)
         await self.refresh()
         return {**drained, "removed": True}
@@ -273,22 +281,57 @@ class ShardRouter:
 
     async def send_batch(self, shard: str, calls: list[tuple[str, tuple[Any, ...], dict[str, str]]]
                          ) -> list[dict[str, Any]]:
-        """One Ray call carrying many shard calls; retried while the shard restarts."""
+        """One batch of shard calls, on the shard's stream (:mod:`services.hop`; ``ARCHIPELAGO_SHARD_HOP=ray``:
+        one Ray call instead); retried while the shard restarts or its stream is found again."""
         from ray.exceptions import RayActorError
 
         deadline = time.monotonic() + RETRY_S
         delay = 0.05
         while True:
             try:
-                replies: list[dict[str, Any]] = await self.handle(shard).call_many.remote(calls)
-                return replies
-            except (RayActorError, ValueError) as exc:  # ValueError: named actor not yet re-registered
+                if HOP == "ray":
+                    replies: list[dict[str, Any]] = await self.handle(shard).call_many.remote(calls)
+                    return replies
+                return await (await self._stream(shard)).send(calls)
+            except (RayActorError, ValueError, HopLost) as exc:  # ValueError: named actor not yet re-registered
                 self._handles.pop(shard, None)
+                self._drop_stream(shard)
                 if time.monotonic() > deadline:
                     raise Unavailable(f"shard {shard} unavailable ({type(exc).__name__})") from exc
                 log.warning("shard %s unavailable (%s); retrying", shard, type(exc).__name__)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+    async def _stream(self, shard: str) -> HopClient:
+        """The open stream to ``shard``, opened once (its address asked of the actor through Ray)."""
+        client = self._streams.get(shard)
+        if client is not None and not client.broken:
+            return client
+        opening = self._opening.get(shard)
+        if opening is None:
+            opening = self._opening[shard] = asyncio.get_running_loop().create_task(self._open(shard))
+            opening.add_done_callback(lambda _t: self._opening.pop(shard, None))
+        return await asyncio.shield(opening)
+
+    async def _open(self, shard: str) -> HopClient:
+        host, port, token = await self.handle(shard).hop_address.remote()
+        client = HopClient(str(token))
+        await client.connect(str(host), int(port))
+        self._streams[shard] = client
+        return client
+
+    def _drop_stream(self, shard: str) -> None:
+        client = self._streams.pop(shard, None)
+        if client is not None:
+            task = asyncio.get_running_loop().create_task(client.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+    async def close(self) -> None:
+        """Close every shard stream (the gateway stops)."""
+        for shard in list(self._streams):
+            client = self._streams.pop(shard)
+            await client.close()
 
     async def ping_all(self) -> list[dict[str, Any]]:
         return list(await asyncio.gather(*(self.handle(n).ping.remote() for n in self.names)))

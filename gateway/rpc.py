@@ -57,10 +57,10 @@ async def get_view(api: PlayerAPI, req: game_pb2.GetViewRequest, secret: str) ->
 
 
 async def submit_orders(api: PlayerAPI, req: game_pb2.SubmitOrdersRequest, secret: str) -> Message:
-    await api.auth(secret, req.game_id)  # who may learn the game's kind
+    who = await api.auth(secret, req.game_id)  # (first: who may learn the game's kind; once per call)
     orders = convert.member_dict(await api.kind_of(req.game_id), req, "orders")
     ack = await api.submit(secret, req.game_id, orders=orders, version=req.version, key=req.idempotency_key,
-                           draft=req.draft)
+                           draft=req.draft, who=who)
     return game_pb2.SubmitOrdersResponse(**ack)
 
 
@@ -71,9 +71,9 @@ async def act(api: PlayerAPI, req: game_pb2.ActRequest, secret: str) -> Message:
 
 
 async def set_standing_orders(api: PlayerAPI, req: game_pb2.SetStandingOrdersRequest, secret: str) -> Message:
-    await api.auth(secret, req.game_id)  # who may learn the game's kind
+    who = await api.auth(secret, req.game_id)  # (first: who may learn the game's kind; once per call)
     standing = convert.member_dict(await api.kind_of(req.game_id), req, "standing")
-    ack = await api.set_standing(secret, req.game_id, standing=standing, key=req.idempotency_key)
+    ack = await api.set_standing(secret, req.game_id, standing=standing, key=req.idempotency_key, who=who)
     return game_pb2.SetStandingOrdersResponse(**ack)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections.abc import Mapping
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 class LobbyPart(ActorCore):
     """The lobby of a game: create, join (with a seat's own options), start."""
 
+    #: the first state made off the event loop for a start being journaled: (seed, state)
+    _fresh: tuple[int, Any] | None = None
+
     def _apply_create(self, e: Mapping[str, Any]) -> None:
         self.kind = e["kind"]
         self.engine = get_game(self.kind)
@@ -61,7 +65,9 @@ class LobbyPart(ActorCore):
         assert self.engine is not None
         for i in range(len(self.seats), self.seats_total):
             self.seats.append(Seat(i, f"autopilot-{i + 1}", "", bot=True))
-        self.state = self.engine.new_game(self.config, self.seed)
+        fresh, self._fresh = self._fresh, None
+        self.state = fresh[1] if fresh is not None and fresh[0] == self.seed else self.engine.new_game(
+            self.config, self.seed)
         standing = standing_of(self.engine)
         for s in self.seats:
             if s.bot:  # autopilot seats play with the game's sensible default (A4, A70)
@@ -139,6 +145,11 @@ class LobbyPart(ActorCore):
             if len(self.seats) < self.seats_total and not fill_with_autopilot:
                 raise Conflict(f"{len(self.seats)} of {self.seats_total} seats are filled",
                                field="fill_with_autopilot", rule="A4")
+            # The first state (an Archipelago map: up to ~0.1 s of CPU) is made in a thread, so the shard's
+            # event loop goes on serving its other games meanwhile (it blocked every other call of the
+            # shard: lobby calls waited seconds under load). The engine is pure: the same state as made here.
+            assert self.engine is not None
+            self._fresh = (self.seed, await asyncio.to_thread(self.engine.new_game, dict(self.config), self.seed))
             await self._commit({"op": "start", "fill": fill_with_autopilot, "at": self.now_ms()})
             await self._autoplay_bots()  # a turn-based game whose first turn is an autopilot seat's
             await self._publish_summary()

@@ -109,7 +109,7 @@ class GcPauses:
     """``archipelago_gc_pause_seconds{generation}``: how long each of the process's garbage collections
     stopped it (every coroutine of the process waits meanwhile: a long one shows as a latency spike)."""
 
-    BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+    BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
     def __init__(self, registry: CollectorRegistry | None) -> None:
         self.seconds = Histogram("archipelago_gc_pause_seconds", "Garbage collections of the process: how long "

@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 
 from engine import GAMES
 from engine.errors import NotFound
-from services import metrics, tracing
+from services import gctune, metrics, tracing
 from services.game_actor import RUNNING, GameActor, Retention, wall_ms
+from services.hop import HopServer
 from services.notify.config import WarnPolicy
 from services.shard_api import METHODS, ShardApi
 from services.store import JournalConflict, Store, is_outage
@@ -410,6 +411,16 @@ class ShardCore(ShardApi):
                 "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired, "draining": self.draining}
 
 
+def node_address() -> str:
+    """This process's Ray node address (loopback outside a Ray worker)."""
+    try:
+        import ray
+
+        return str(ray.util.get_node_ip_address())
+    except Exception:  # (not in a Ray worker: an in-process shard of the tests)
+        return "127.0.0.1"
+
+
 def error_dict(exc: BaseException) -> dict[str, Any]:
     from engine.errors import GameError
 
@@ -437,6 +448,17 @@ class GameShard:
         metrics.SHARD_GC.install()
         store = Store(redis_url, prefix, client_name=f"archipelago-{name}", metrics=metrics.SHARD_REDIS)
         self.core = ShardCore(name, store, retention=Retention(**(retention or {})), warn=WarnPolicy(**(warn or {})))
+        self._hop: HopServer | None = None
+        gctune.tune()
+
+    async def hop_address(self) -> list[Any]:
+        """The address of this shard's call stream and the token a gateway presents on it
+        (:mod:`services.hop`): ``[host, port, token]``, the host this Ray node's address. Started on the
+        first ask; a restarted shard is a new process with a new address."""
+        await self.core.start()
+        if self._hop is None:
+            self._hop = HopServer(self.call_many)
+        return list(await self._hop.start(node_address()))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Run one ShardCore method: ``{"ok": result}`` or ``{"error": {...}}``."""

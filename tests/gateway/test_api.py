@@ -84,6 +84,9 @@ class LocalRouter:
     async def place_new(self, game_id: str) -> str:
         return "local"
 
+    async def close(self) -> None:
+        self.closed = True
+
     def game(self, game_id: str) -> ShardApi:
         return typed(lambda method, args: self.call(game_id, method, *args))
 
