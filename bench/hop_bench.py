@@ -37,7 +37,8 @@ from typing import Any
 
 import msgpack
 
-CALL = ("submit", ("g" + "0" * 15, 1, {"shots": ["A1", "B2", "C3", "D4", "E5"]}, 7, "k-" + "x" * 14, False), {})
+CALL: tuple[str, tuple[Any, ...], dict[str, str]] = (
+    "submit", ("g" + "0" * 15, 1, {"shots": ["A1", "B2", "C3", "D4", "E5"]}, 7, "k-" + "x" * 14, False), {})
 REPLY = {"ok": {"version": 8, "round": 3, "submitted": True, "replayed": False}}
 HEADER = "!I"  # (a format, not a struct.Struct: the actor class is pickled by value under -m)
 CANDIDATES = ("ray", "ray-big", "stream", "grpc", "compiled")
@@ -209,8 +210,9 @@ class GrpcClient:
         await self.channel.close()
 
 
-async def measure(name: str, send: Callable[[list[Any]], Awaitable[list[Any]]], actor_cpu: Callable[[], Awaitable[float]],
-                  seconds: float, callers: int, linger_s: float = 0.0) -> dict[str, Any]:
+async def measure(name: str, send: Callable[[list[Any]], Awaitable[list[Any]]],
+                  actor_cpu: Callable[[], Awaitable[float]], seconds: float, callers: int,
+                  linger_s: float = 0.0) -> dict[str, Any]:
     """Sequential round trips, then ``callers`` closed-loop callers for ``seconds``."""
     rtts = []
     for _ in range(50):  # (warm-up)
@@ -244,9 +246,10 @@ async def measure(name: str, send: Callable[[list[Any]], Awaitable[list[Any]]], 
     tick.cancel()
     _progress("")
     q = statistics.quantiles(rtts, n=100)
-    return {"candidate": name, "calls_per_s": round(done / wall), "driver_us_per_call": round(driver / done * 1e6, 1),
-            "actor_us_per_call": round(actor / done * 1e6, 1), "mean_batch": round(line.calls / max(1, line.batches), 1),
-            "rtt_p50_us": round(q[49]), "rtt_p99_us": round(q[98]), "driver_us_per_single_call": round(seq_driver * 1e6)}
+    return {"candidate": name, "calls_per_s": round(done / wall),
+            "driver_us_per_call": round(driver / done * 1e6, 1), "actor_us_per_call": round(actor / done * 1e6, 1),
+            "mean_batch": round(line.calls / max(1, line.batches), 1), "rtt_p50_us": round(q[49]),
+            "rtt_p99_us": round(q[98]), "driver_us_per_single_call": round(seq_driver * 1e6)}
 
 
 async def run(seconds: float, callers: int, only: list[str]) -> list[dict[str, Any]]:
@@ -338,7 +341,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{r['candidate']:<10} did not run: {r['error']}")
             continue
         print(f"{r['candidate']:<10} {r['calls_per_s']:>9,} {r['driver_us_per_call']:>15} "
-              f"{str(r['actor_us_per_call']):>14} {r['mean_batch']:>11} {r['rtt_p50_us']:>11,} {r['rtt_p99_us']:>11,} "
+              f"{r['actor_us_per_call']!s:>14} {r['mean_batch']:>11} {r['rtt_p50_us']:>11,} {r['rtt_p99_us']:>11,} "
               f"{r['driver_us_per_single_call']:>26,}")
     if a.json:
         with open(a.json, "w") as f:
