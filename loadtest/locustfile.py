@@ -5,8 +5,9 @@ the step) from their own view, chat, disconnect and come back, until the game en
 
 Two kinds of player:
 
-* ``GrpcPlayer`` — the gRPC door (sync gRPC on gevent); every call is one row of locust's
-  statistics, named after its rpc (``grpc`` type); Watch updates count as ``Watch update``.
+* ``GrpcPlayer`` — the gRPC door (sync gRPC on gevent, see "gRPC under gevent" below); every call
+  is one row of locust's statistics, named after its rpc (``grpc`` type); Watch updates count as
+  ``Watch update``.
 * ``WebPlayer`` — the JSON door (``POST /v1/{Service}/{Rpc}``) and Watch on a WebSocket.
 
 Run against ``make run`` (gRPC on 50051, HTTP on 8080) or any gateway::
@@ -24,6 +25,26 @@ have acted). The gateway's per-address lobby limits are meant for people, not fo
 playing thousands: run the server with ``ARCHIPELAGO_RATE_LIMITS=off`` (or raise
 ``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_OPEN_LOBBIES``).
 
+gRPC under gevent (issue 24). With ``init_gevent()`` grpcio waits for every completion queue in a
+thread of gevent's hub threadpool (10 threads unless raised): a blocking unary call holds one for the
+whole call, and a channel with a stream open holds one for as long as its streams are quiet (its
+"spin" waits there for the next event of any of its calls, one at a time). With one channel per
+player, each with its Watch open, the streams held every thread and the calls queued behind updates
+that could take a round to come: the gRPC rows measured that queue (``CreateGame`` 23 s p50 against
+0.6 s on the JSON door). So:
+
+* the pool has a thread for every gRPC player and every channel (:func:`room_in_threadpool`): each
+  unary call is a blocking call waiting in a thread of its own, answered as soon as it is (a
+  ``.future()`` would be answered by its channel's spin, one event at a time behind the streams'
+  updates: measured slower, see the README);
+* the gRPC players share ``--grpc-channels`` channels (default 16, each its own TCP connection),
+  taken in turn: a player's Watch is on one of them, and coming back (``reconnect``) takes the next;
+* every unary call has a deadline (``CALL_TIMEOUT_S``) and every Watch is cancelled when its player
+  leaves its game or stops, and no channel is closed while locust runs: a player stopped at the run
+  time used to close its channel in ``on_stop``, and that close waited for ever for a cancelled
+  Watch to drain (locust waits for every stopped player without a timeout: it never exited). A
+  stopping player now waits on nothing that cannot end, and locust exits at its run time.
+
 A refusal that is part of play is not a failure: a submission that lost the race with the round's
 close (ABORTED, stale version) or with the game's end (FAILED_PRECONDITION) is reported under its own
 name (``SubmitOrders (too late)``, ``Act (too late)``: an Arcmage action whose step moved on). Everything
@@ -33,14 +54,14 @@ else that fails is a failure.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlparse
 
 import gevent
@@ -57,13 +78,17 @@ grpc_gevent.init_gevent()  # after locust's monkey patching, before any gRPC obj
 from archipelago.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc  # noqa: E402
 from client.games import GAMES, game_client  # noqa: E402
 
-T = TypeVar("T")
 LATE = {"ABORTED", "FAILED_PRECONDITION"}  # a move that lost the race with the close (the step) or the end
 #: open lobbies of this locust process by kind: [code, seats still free]
 LOBBIES: dict[str, deque[list[Any]]] = {kind: deque() for kind in GAMES}
 DEFAULT_MIX = "salvo=0.7,archipelago=0.2,arcmage=0.1"
 #: updates that never change what a player is to do (a step update is looked at: see ``on_update``)
 QUIET = frozenset({"event", "chat", "connected", "disconnected"})
+CALL_TIMEOUT_S = 60.0  # the deadline of every unary gRPC call: a stopping player never waits longer
+GIVE_UP_S = 600.0  # a game not over by then is left (the Watch's deadline: this and a minute)
+DEFAULT_CHANNELS = 16
+#: gRPC players started in this locust process (each may hold one thread of the hub's threadpool)
+GRPC_PLAYERS = [0]
 
 
 @events.init_command_line_parser.add_listener  # type: ignore[untyped-decorator]
@@ -72,6 +97,8 @@ def _arguments(parser: Any) -> None:
     parser.add_argument("--games", default=os.environ.get("ARCHIPELAGO_LOAD_GAMES", DEFAULT_MIX),
                         help=f"the mix of games created: kind=share,... (env ARCHIPELAGO_LOAD_GAMES; {DEFAULT_MIX})")
     parser.add_argument("--deadline", type=float, default=30.0, help="round deadline of created games (s)")
+    parser.add_argument("--grpc-channels", type=int, default=DEFAULT_CHANNELS,
+                        help=f"gRPC channels (TCP connections) the gRPC players share ({DEFAULT_CHANNELS})")
 
 
 def game_mix(text: str) -> dict[str, float]:
@@ -100,6 +127,31 @@ def grpc_address(env: Environment) -> str:
         return given
     host = urlparse(env.host or "http://127.0.0.1:8080").hostname or "127.0.0.1"
     return f"{host}:50051"
+
+
+#: the gRPC channels of this locust process, shared by its gRPC players (see "gRPC under gevent")
+CHANNELS: list[grpc.Channel] = []
+_turns = itertools.count()
+
+
+def grpc_channel(env: Environment) -> grpc.Channel:
+    """The next channel of :data:`CHANNELS` in turn (made at the first call: ``--grpc-channels`` of
+    them, each on its own TCP connection — a local subchannel pool — to :func:`grpc_address`)."""
+    if not CHANNELS:
+        count = max(1, int(getattr(env.parsed_options, "grpc_channels", DEFAULT_CHANNELS) or DEFAULT_CHANNELS))
+        address = grpc_address(env)
+        CHANNELS.extend(grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1),
+                                                                ("grpc.max_receive_message_length", 2**22)])
+                        for _ in range(count))
+    return CHANNELS[next(_turns) % len(CHANNELS)]
+
+
+def room_in_threadpool() -> None:
+    """Grow gevent's hub threadpool so that no gRPC wait queues for a thread: one for each gRPC
+    player's call, one for each channel's spin, and some for the rest (DNS lookups of the web players
+    run there too)."""
+    pool = gevent.get_hub().threadpool
+    pool.maxsize = max(pool.maxsize, GRPC_PLAYERS[0] + len(CHANNELS) + 16)
 
 
 class Game:
@@ -181,24 +233,31 @@ class GrpcPlayer(User):
     weight = 4
 
     def on_start(self) -> None:
-        self.address = grpc_address(self.environment)
-        self.channel = grpc.insecure_channel(self.address)
+        self.channel = grpc_channel(self.environment)
+        GRPC_PLAYERS[0] += 1
+        room_in_threadpool()
         self.followers = gevent.pool.Group()  # this player's Watch greenlets: ended with it
+        self._call: Any = None  # the Watch of the moment
 
     def on_stop(self) -> None:
-        call = getattr(self, "_call", None)
+        self.stop_watching()  # (the channel stays: it is shared, and closing one can wait for ever)
+
+    def stop_watching(self) -> None:
+        """Cancel the Watch of the moment and end its greenlet (bounded: a cancelled stream ends at once)."""
+        call, self._call = getattr(self, "_call", None), None  # (None too if on_start did not finish)
         if call is not None:
             call.cancel()
-        self.followers.kill(timeout=2)
-        self.channel.close()
+        followers = getattr(self, "followers", None)
+        if followers is not None:
+            followers.kill(timeout=5)
 
-    def call(self, name: str, method: Callable[..., T], request: Any, *, late_ok: bool = False,
-             secret: str = "") -> T:
-        """One rpc, reported to locust's statistics under ``name``."""
+    def call(self, name: str, method: Any, request: Any, *, late_ok: bool = False, secret: str = "") -> Any:
+        """One unary rpc with a deadline (a blocking call: it waits in a thread of the hub's threadpool,
+        which has one for it), reported to locust's statistics under ``name``."""
         metadata = (("authorization", f"Bearer {secret}"),) if secret else ()
         start = time.perf_counter()
         try:
-            result = method(request, metadata=metadata)
+            result = method(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
         except grpc.RpcError as err:
             code = err.code().name if hasattr(err, "code") else "UNKNOWN"
             late = late_ok and code in LATE
@@ -222,7 +281,7 @@ class GrpcPlayer(User):
         """The Watch stream (a greenlet): resumes from the last seq when the player comes back."""
         _, stub = self.stubs()
         call = stub.Watch(game_pb2.WatchRequest(game_id=game.game_id, after_seq=game.seq),
-                          metadata=(("authorization", f"Bearer {game.secret}"),))
+                          metadata=(("authorization", f"Bearer {game.secret}"),), timeout=GIVE_UP_S + 60)
         self._call = call
         try:
             for u in call:
@@ -266,13 +325,10 @@ class GrpcPlayer(User):
             self.play(game)
             game_over(self.environment, game)
         finally:
-            call = getattr(self, "_call", None)
-            if call is not None:
-                call.cancel()
-            self.followers.kill(timeout=5)
+            self.stop_watching()
 
     def play(self, game: Game) -> None:
-        give_up = time.monotonic() + 600
+        give_up = time.monotonic() + GIVE_UP_S
         while not game.over and time.monotonic() < give_up:
             lobby, stub = self.stubs()  # (on the channel of the moment: the player may have reconnected)
             game.wake.clear()
@@ -310,12 +366,10 @@ class GrpcPlayer(User):
             game.wake.wait(timeout=max(5.0, deadline(self.environment)))
 
     def reconnect(self, game: Game) -> None:
-        """Drop the connection (stream and channel), come back on a new one, resume from the last seq."""
-        call = getattr(self, "_call", None)
-        if call is not None:
-            call.cancel()
-        self.channel.close()
-        self.channel = grpc.insecure_channel(self.address)
+        """Drop the Watch, come back on the next shared channel (another TCP connection when there are
+        several), resume from the last seq."""
+        self.stop_watching()
+        self.channel = grpc_channel(self.environment)
         self.followers.spawn(self.follow, game)
 
 
@@ -400,7 +454,7 @@ class WebPlayer(HttpUser):
             watcher.kill(timeout=5)
 
     def play(self, game: Game) -> None:
-        give_up = time.monotonic() + 600
+        give_up = time.monotonic() + GIVE_UP_S
         while not game.over and time.monotonic() < give_up:
             game.wake.clear()
             if not game.started:

@@ -1,0 +1,1 @@
+"""Locust players (``locustfile.py``) and the reading of their statistics (``compare.py``)."""
