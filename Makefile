@@ -43,6 +43,7 @@ test: install test-deps lint typecheck
 bench: install
 	@mkdir -p var
 	$(PY) -m bench.capacity --json var/capacity.json
+	$(PY) -m bench.hop_bench --json var/hop.json
 	$(PY) -m bench.path_bench
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.autopilot_bench

@@ -17,6 +17,9 @@ Modes (``--mode``):
   players (create, join by code, start), both watching; holds them and measures the fan-out: seat A
   submits a draft, the time until the ``submitted`` update for A arrives on B's stream.
 * ``create``: creates ``--games`` games of ``--kind`` lobby | salvo | archipelago and exits (they stay).
+* ``lobby``: lobby calls in a closed loop (``--concurrency`` workers for ``--seconds``): create a game
+  (Salvo, Archipelago of 4 and 8 seats, Arcmage in rotation), join it by code, start it with autopilot
+  fill; each rpc's latency on its own.
 * ``deadlines``: creates ``--games`` Salvo games (autopilot fill) whose round-0 deadlines fall in a
   window ``--lead`` .. ``--lead + --window`` seconds after the start of the run; watches a sample
   (``--sample``) and measures how late each ``round_closed`` arrives after the deadline its
@@ -583,6 +586,57 @@ async def create_mode(conn: Conn, kind: str, n: int, jobs: int, deadline_s: floa
             "games_per_s": setup.games / el if el else 0.0}
 
 
+# ---------------------------------------------------------------------------------------------- lobby
+LOBBY_MIX = (("salvo", 2), ("archipelago", 4), ("arcmage", 2), ("salvo", 2), ("archipelago", 8))
+
+
+async def lobby_mode(conn: Conn, seconds: float, concurrency: int) -> dict[str, Any]:
+    """Lobby calls in a closed loop: each worker creates a game (kinds and sizes in ``LOBBY_MIX``
+    rotation), joins it by code with a second player and starts it with autopilot fill; each rpc's
+    latency is its own row. Meant to run beside play (the capacity bench's ``lobby`` phase)."""
+    lat: dict[str, list[float]] = {"CreateGame": [], "JoinGame": [], "StartGame": []}
+    errors: Counter[str] = Counter()
+    games = 0
+    stop = time.monotonic() + seconds
+    turn = 0
+
+    async def timed(rpc: str, make: Callable[..., Awaitable[Any]], *args: Any, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return await make(*args, **kw)
+        finally:
+            lat[rpc].append(time.perf_counter() - t0)
+
+    async def worker() -> None:
+        nonlocal games, turn
+        while time.monotonic() < stop:
+            game, seats = LOBBY_MIX[turn % len(LOBBY_MIX)]
+            turn += 1
+            i = conn.pick()
+            try:
+                req = lobby_pb2.CreateGameRequest(game=game, seats=seats, nickname="host", deadline_seconds=3600,
+                                                  request_id=secrets.token_hex(12))
+                made = await timed("CreateGame", conn.lobby[i].CreateGame, req, timeout=SETUP_TIMEOUT_S)
+                jreq = lobby_pb2.JoinGameRequest(code=made.code, nickname="guest", request_id=secrets.token_hex(12))
+                await timed("JoinGame", conn.lobby[i].JoinGame, jreq, timeout=SETUP_TIMEOUT_S)
+                sreq = lobby_pb2.StartGameRequest(game_id=made.game_id, fill_with_autopilot=True)
+                await timed("StartGame", conn.lobby[i].StartGame, sreq, metadata=auth(made.secret),
+                            timeout=SETUP_TIMEOUT_S)
+                games += 1
+            except grpc.aio.AioRpcError as err:
+                errors[error_code(err)] += 1
+
+    def line(el: float) -> str:
+        return f"lobby calls: {games:,} games created, joined and started; {sum(errors.values())} errors"
+
+    t0 = time.perf_counter()
+    with Progress("lobby calls", line):
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    el = time.perf_counter() - t0
+    return {"mode": "lobby", "games": games, "seconds": el, "errors": dict(errors),
+            "latency": {rpc: percentiles(xs) for rpc, xs in lat.items()}}
+
+
 # ---------------------------------------------------------------------------------------------- deadlines
 async def deadlines_mode(conn: Conn, n: int, sample: int, lead: float, window: float, jobs: int,
                          out: Out) -> dict[str, Any]:
@@ -704,6 +758,14 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             out.text(f"created {r['games']} {a.kind} games in {r['seconds']:.1f} s ({r['games_per_s']:.0f}/s); "
                      f"failed {r['failed']}")
             return r
+        if a.mode == "lobby":
+            r = await lobby_mode(conn, a.seconds, a.concurrency)
+            out.text(f"lobby: {r['games']} games created, joined and started in {r['seconds']:.1f} s; errors "
+                     f"{r['errors'] or 0}")
+            for rpc, q in r["latency"].items():
+                if q.get("count"):
+                    out.text(f"  {rpc}: p50 {q['p50_ms']:.1f} ms  p99 {q['p99_ms']:.1f} ms  max {q['max_ms']:.1f} ms")
+            return r
         if a.mode == "deadlines":
             r = await deadlines_mode(conn, a.games, a.sample, a.lead, a.window, a.jobs, out)
             lat = r["lateness"]
@@ -748,7 +810,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.loadgen", description=(__doc__ or "").split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--address", default="127.0.0.1:50051", help="the gateway's gRPC HOST:PORT")
-    ap.add_argument("--mode", choices=["submit", "watch", "create", "deadlines"], default="submit")
+    ap.add_argument("--mode", choices=["submit", "watch", "create", "deadlines", "lobby"], default="submit")
     ap.add_argument("--seconds", type=float, default=10.0, help="submit: duration; watch: fan-out duration")
     ap.add_argument("--concurrency", type=int, default=64, help="closed loop: calls in flight")
     ap.add_argument("--rate", type=float, default=0.0, help="open loop at this many calls/s (0: closed loop)")
