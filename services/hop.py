@@ -85,8 +85,11 @@ Handler = Callable[[list[Any]], Awaitable[list[dict[str, Any]]]]
 class HopServer:
     """The shard's end: serves every gateway's connection on the actor's own event loop."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, error: Callable[[BaseException], dict[str, Any]]) -> None:
+        """``handler``: a batch's calls → their replies; ``error``: the reply each call of a batch gets when
+        the batch itself failed (its answer could not be made or encoded) — a caller is always answered."""
         self.handler = handler
+        self.error = error
         self.token = secrets.token_hex(TOKEN_BYTES // 2)
         self._server: asyncio.Server | None = None
         self._conns: set[asyncio.Task[None]] = set()
@@ -132,8 +135,12 @@ class HopServer:
 
     async def _one(self, writer: asyncio.StreamWriter, seq: int, calls: list[Any], room: asyncio.Semaphore) -> None:
         try:
-            replies = await self.handler(calls)
-            writer.write(pack([seq, replies]))
+            try:
+                frame = pack([seq, await self.handler(calls)])
+            except Exception as exc:  # (not a call's refusal — those are replies — but a bug: said, and answered)
+                log.exception("hop: a batch of %d call(s) failed", len(calls))
+                frame = pack([seq, [{"error": self.error(exc)} for _ in calls]])
+            writer.write(frame)
             await writer.drain()
         except ConnectionError:
             pass

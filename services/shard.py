@@ -457,7 +457,7 @@ class GameShard:
         first ask; a restarted shard is a new process with a new address."""
         await self.core.start()
         if self._hop is None:
-            self._hop = HopServer(self.call_many)
+            self._hop = HopServer(self.call_many, error_dict)
         return list(await self._hop.start(node_address()))
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:

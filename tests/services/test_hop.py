@@ -12,6 +12,10 @@ import pytest
 from services.hop import MAX_FRAME, HopClient, HopLost, HopServer, pack, unpack
 
 
+def internal_error(exc: BaseException) -> dict[str, Any]:
+    return {"type": "Internal", "code": "server/internal", "reason": type(exc).__name__}
+
+
 class Shard:
     """A handler that answers each call with its arguments; a call ``("wait", [name])`` waits for its
     event, so batches can be made to finish in any order."""
@@ -26,6 +30,9 @@ class Shard:
         for method, args, _carrier in calls:
             self.seen.append(method)
             self.arrived.set()
+            if method == "reply_unsendable":
+                out.append({"ok": object()})
+                continue
             if method == "wait":
                 await self.gates.setdefault(args[0], asyncio.Event()).wait()
             out.append({"ok": {"method": method, "args": args}})
@@ -43,7 +50,7 @@ async def test_hop_frames_carry_plain_data_both_ways_big_ints_and_int_keys_inclu
 
 async def test_hop_batches_answered_out_of_order_reach_their_callers() -> None:
     shard = Shard()
-    server = HopServer(shard)
+    server = HopServer(shard, internal_error)
     host, port, token = await server.start("127.0.0.1")
     client = HopClient(token)
     await client.connect(host, port)
@@ -62,7 +69,7 @@ async def test_hop_batches_answered_out_of_order_reach_their_callers() -> None:
 
 async def test_hop_a_wrong_token_is_refused_and_nothing_runs() -> None:
     shard = Shard()
-    server = HopServer(shard)
+    server = HopServer(shard, internal_error)
     host, port, _token = await server.start("127.0.0.1")
     client = HopClient("0" * 32)
     await client.connect(host, port)
@@ -77,7 +84,7 @@ async def test_hop_a_wrong_token_is_refused_and_nothing_runs() -> None:
 
 async def test_hop_a_stream_that_breaks_fails_every_batch_waiting_and_refuses_new_ones() -> None:
     shard = Shard()
-    server = HopServer(shard)
+    server = HopServer(shard, internal_error)
     host, port, token = await server.start("127.0.0.1")
     client = HopClient(token)
     await client.connect(host, port)
@@ -96,7 +103,7 @@ async def test_hop_a_stream_that_breaks_fails_every_batch_waiting_and_refuses_ne
 
 
 async def test_hop_no_server_at_the_address_is_hoplost_not_a_hang() -> None:
-    server = HopServer(Shard())
+    server = HopServer(Shard(), internal_error)
     host, port, token = await server.start("127.0.0.1")
     await server.stop()
     client = HopClient(token)
@@ -107,7 +114,7 @@ async def test_hop_no_server_at_the_address_is_hoplost_not_a_hang() -> None:
 
 async def test_hop_an_oversized_frame_closes_the_stream() -> None:
     shard = Shard()
-    server = HopServer(shard)
+    server = HopServer(shard, internal_error)
     host, port, token = await server.start("127.0.0.1")
     reader, writer = await asyncio.open_connection(host, port)
     writer.write(token.encode() + struct.pack("!I", MAX_FRAME + 1))
@@ -116,3 +123,18 @@ async def test_hop_an_oversized_frame_closes_the_stream() -> None:
     writer.close()
     await server.stop()
     assert shard.seen == []
+
+
+async def test_hop_a_batch_whose_answer_cannot_be_sent_is_answered_with_an_internal_error_not_left_waiting() -> None:
+    shard = Shard()
+    server = HopServer(shard, internal_error)
+    host, port, token = await server.start("127.0.0.1")
+    client = HopClient(token)
+    await client.connect(host, port)
+    try:
+        replies = await asyncio.wait_for(client.send([["reply_unsendable", [], {}], ["view", ["g1", 0], {}]]), 10)
+        assert [r["error"]["code"] for r in replies] == ["server/internal", "server/internal"]
+        assert (await client.send([["view", ["g1", 0], {}]]))[0]["ok"]["method"] == "view", "the stream goes on"
+    finally:
+        await client.close()
+        await server.stop()
