@@ -20,9 +20,16 @@ are killed when it returns or raises (KeyboardInterrupt too), and each also exit
 standard input — a pipe from this process — closes, so not even a killed parent leaves them behind.
 
 Earlier measurement (the issue's): in-memory server, 50 four-player matches, real clients over
-socket.io, 3,240–3,300 moves/s on one core of this machine; with FlatFile ~850/s.  Note that
-boardgame.io's storages keep each match's whole action log and FlatFile rewrites it on every move, so a
-durable match grows slower the longer it runs (``per_second`` in the result shows the trend).
+socket.io, 3,240–3,300 moves/s on one core of this machine; with FlatFile ~850/s.  Measured here
+2026-12-02 (boardgame.io 0.50.2, node 20.20.2, server on core 0, driver on core 1, 20 s window after 3 s,
+50 × 4): in-memory 2,902 / 3,602 / 3,146 moves/s on a quiet machine (the server ~97 % of its core,
+270–310 µs of server CPU a move, p50 48–63 ms, p99 210–230 ms); 610–1,750/s while a CI run loaded both
+cores (the server then got 25–58 % of its core: ``moves_per_server_cpu_s``, ~3,200–3,800, moves least).
+FlatFile: 252/s, falling from ~480/s in the window's first second to ~120/s in its last — boardgame.io's
+storages keep each match's whole action log and FlatFile reads and rewrites it on every move, so a match
+grows slower the longer it runs (``per_second`` shows the trend); node-persist (≥ 3.1.1, which
+boardgame.io's range resolves to) also holds writes in a queue flushed on a 1 s timer when busy, and
+neither fsyncs, so it is durable only against a crash of the process, not of the machine.
 
     .venv/bin/python -m bench.peer_bench [--seconds 20] [--matches 50] [--players 4]
                                          [--storage memory|flatfile] [--cpu 0] [--json]

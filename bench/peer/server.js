@@ -1,12 +1,14 @@
 // boardgame.io's Server for the capacity bench's peer (issue 24): the game of game.js, its lobby
 // API and its socket.io transport on one port, bound to 127.0.0.1.
 //
-//   node server.js [--port P] [--storage memory|flatfile] [--dir DIR] [--watch-stdin]
+//   node server.js [--port P] [--storage memory|flatfile] [--dir DIR] [--watch-stdin] [--no-write-queue]
 //
 // Environment: PORT, PEER_STORAGE, PEER_DIR give the same (the flags win).  Storage: `memory`
 // (boardgame.io's InMemory, the default: nothing durable) or `flatfile` (boardgame.io's FlatFile,
 // node-persist files in DIR: the durable variant).  With --watch-stdin the server exits when its
 // standard input closes, so a parent that dies without killing it leaves no orphan.
+// --no-write-queue (flatfile only, not boardgame.io's default): node-persist writes each file at once
+// instead of through its write queue.  Neither way fsyncs.
 // Prints `READY <port>` on stdout once it listens.
 
 'use strict';
@@ -21,6 +23,7 @@ function parseArgs(argv) {
     storage: process.env.PEER_STORAGE || 'memory',
     dir: process.env.PEER_DIR || '',
     watchStdin: false,
+    writeQueue: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -32,6 +35,7 @@ function parseArgs(argv) {
     else if (a === '--storage') opts.storage = next();
     else if (a === '--dir') opts.dir = next();
     else if (a === '--watch-stdin') opts.watchStdin = true;
+    else if (a === '--no-write-queue') opts.writeQueue = false;
     else throw new Error(`unknown argument ${a}`);
   }
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
@@ -50,6 +54,11 @@ async function main() {
   if (opts.storage === 'flatfile') {
     fs.mkdirSync(opts.dir, { recursive: true });
     db = new FlatFile({ dir: opts.dir, logging: false });
+    if (opts.writeQueue === false) {
+      // node-persist ≥ 3.1.1 queues each file's writes and flushes a queue that is busy only on a
+      // 1 s timer, so a match's serialised moves wait on it; FlatFile passes no options through.
+      db.connect = () => db.games.init({ dir: opts.dir, logging: false, ttl: false, writeQueue: false });
+    }
   }
   const server = Server({
     games: [SimultaneousGame],
