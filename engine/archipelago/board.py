@@ -94,7 +94,7 @@ def tile_dict(t: Tile) -> dict[str, int]:
 
 def parse_tile(v: Any) -> Tile:
     """``{"x": .., "y": ..}`` or ``[x, y]`` -> ``(x, y)``; raises ValueError/TypeError/KeyError."""
-    if isinstance(v, Mapping):
+    if type(v) is dict or isinstance(v, Mapping):
         x, y = v["x"], v["y"]
     elif isinstance(v, (list, tuple)) and len(v) == 2:
         x, y = v
@@ -147,6 +147,63 @@ def _within_table(width: int, height: int, r: int) -> dict[Tile, tuple[Tile, ...
     return table
 
 
+_AREAS: dict[tuple[int, int, int], dict[Tile, int]] = {}
+_CROSSES: dict[tuple[int, int], dict[Tile, frozenset[Tile]]] = {}
+_TILES: dict[tuple[int, int], list[Tile]] = {}
+#: byte value -> the offsets of its set bits, low to high
+_BYTE_BITS: tuple[tuple[int, ...], ...] = tuple(tuple(o for o in range(8) if v >> o & 1) for v in range(256))
+
+
+def _area_table(width: int, height: int, r: int) -> dict[Tile, int]:
+    table = _AREAS.get((width, height, r))
+    if table is None:
+        table = {}
+        for t, tiles in _within_table(width, height, r).items():
+            bits = 0
+            for x, y in tiles:
+                bits |= 1 << (y * width + x)
+            table[t] = bits
+        _AREAS[(width, height, r)] = table
+    return table
+
+
+def _tile_list(width: int, height: int) -> list[Tile]:
+    tiles = _TILES.get((width, height))
+    if tiles is None:
+        tiles = _TILES[(width, height)] = [(x, y) for y in range(height) for x in range(width)]
+    return tiles
+
+
+def cross(t: Tile) -> frozenset[Tile]:
+    """``t`` and its four orthogonal neighbours, off the board or not."""
+    x, y = t
+    return frozenset(((x, y), (x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)))
+
+
+def _cross_table(width: int, height: int) -> dict[Tile, frozenset[Tile]]:
+    table = _CROSSES.get((width, height))
+    if table is None:
+        table = {(x, y): cross((x, y)) for y in range(height) for x in range(width)}
+        _CROSSES[(width, height)] = table
+    return table
+
+
+_AROUND: dict[tuple[int, int], list[int]] = {}
+
+
+def _around_table(width: int, height: int) -> list[int]:
+    table = _AROUND.get((width, height))
+    if table is None:
+        table = []
+        for row in _index_table(width, height):
+            bits = 0
+            for _, j in row:
+                bits |= 1 << j
+            table.append(bits)
+        _AROUND[(width, height)] = table
+    return table
+
+
 def _index_table(width: int, height: int) -> list[list[tuple[str, int]]]:
     table = _INDEX.get((width, height))
     if table is None:
@@ -161,6 +218,23 @@ def _index_table(width: int, height: int) -> list[list[tuple[str, int]]]:
                 table.append(row)
         _INDEX[(width, height)] = table
     return table
+
+
+_EDGES: dict[tuple[int, int], tuple[int, int, int]] = {}
+
+
+def _edge_bits(width: int, height: int) -> tuple[int, int, int]:
+    """(every tile, every tile but the west column, every tile but the east column) as tile bits."""
+    got = _EDGES.get((width, height))
+    if got is None:
+        row = (1 << width) - 1
+        every = not_west = not_east = 0
+        for y in range(height):
+            every |= row << (y * width)
+            not_west |= (row & ~1) << (y * width)
+            not_east |= (row >> 1) << (y * width)
+        got = _EDGES[(width, height)] = (every, not_west, not_east)
+    return got
 
 
 @dataclass(frozen=True)
@@ -201,6 +275,7 @@ class Board:
     _nbrs: dict[Tile, tuple[Tile, ...]] = field(default_factory=dict, repr=False, compare=False)
     _rows: list[str] = field(default_factory=list, repr=False, compare=False)
     _land_mask: bytearray = field(default_factory=bytearray, repr=False, compare=False)
+    _bits: dict[int | str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for i, isl in enumerate(self.islands):
@@ -263,6 +338,10 @@ class Board:
         """In-bounds tiles within Manhattan distance ``r`` of ``t`` (shared tables per board size)."""
         return _within_table(self.width, self.height, r)[t]
 
+    def crosses(self) -> Mapping[Tile, frozenset[Tile]]:
+        """Every in-bounds tile -> :func:`cross` of it (shared tables per board size)."""
+        return _cross_table(self.width, self.height)
+
     def land_mask(self) -> bytearray:
         """1 for land, 0 for sea, by tile index ``y * width + x`` (computed once; do not mutate)."""
         if not self._land_mask:
@@ -270,9 +349,75 @@ class Board:
                                    for i in range(self.width * self.height))
         return self._land_mask
 
+    # -- tile bits: bit ``y * width + x`` of an int stands for tile (x, y) -----------------------
+    # Sets of tiles as ints: a union is one ``|``, and the search of plan_path and the sight of
+    # fog.py are a few int operations per step instead of one set operation per tile.
+    def tile_bits(self, tiles: Iterable[Tile]) -> int:
+        """The in-bounds ``tiles`` as tile bits."""
+        w, h = self.width, self.height
+        m = 0
+        for x, y in tiles:
+            if 0 <= x < w and 0 <= y < h:
+                m |= 1 << (y * w + x)
+        return m
+
+    def tiles_of(self, bits: int) -> list[Tile]:
+        """The tiles of ``bits``, in (y, x) order."""
+        tiles = _tile_list(self.width, self.height)
+        out: list[Tile] = []
+        if not bits:
+            return out
+        first = ((bits & -bits).bit_length() - 1) >> 3  # the first byte holding a set bit
+        base = first * 8
+        for byte in (bits >> base).to_bytes((bits.bit_length() + 7) // 8 - first, "little"):
+            if byte:
+                for o in _BYTE_BITS[byte]:
+                    out.append(tiles[base + o])
+            base += 8
+        return out
+
+    def area_bits(self, r: int) -> Mapping[Tile, int]:
+        """Every in-bounds tile -> the tiles within distance ``r`` of it (:meth:`within`) as tile
+        bits (shared tables per board size and radius)."""
+        return _area_table(self.width, self.height, r)
+
+    def all_bits(self) -> int:
+        return _edge_bits(self.width, self.height)[0]
+
+    def land_bits(self) -> int:
+        """The land as tile bits (computed once)."""
+        got = self._bits.get("land")
+        if got is None:
+            got = self._bits["land"] = self.tile_bits(self.land)
+        return got
+
+    def sea_bits(self) -> int:
+        """The sea as tile bits (computed once)."""
+        got = self._bits.get("sea")
+        if got is None:
+            got = self._bits["sea"] = self.all_bits() & ~self.land_bits()
+        return got
+
+    def home_bits(self, seat: int) -> int:
+        """The tiles of ``seat``'s home island as tile bits (computed once)."""
+        got = self._bits.get(seat)
+        if got is None:
+            got = self._bits[seat] = self.tile_bits(self.home_island(seat).tiles)
+        return got
+
+    def edge_bits(self) -> tuple[int, int]:
+        """(every tile but the west column, every tile but the east column) as tile bits: a shift
+        by one column masked with these does not wrap around a row's end."""
+        _, not_west, not_east = _edge_bits(self.width, self.height)
+        return not_west, not_east
+
     def neighbour_indices(self) -> list[list[tuple[str, int]]]:
         """By tile index: (direction, neighbour index) in N, E, S, W order, in bounds only."""
         return _index_table(self.width, self.height)
+
+    def around_bits(self) -> list[int]:
+        """By tile index: its in-bounds neighbours as tile bits."""
+        return _around_table(self.width, self.height)
 
     def index(self, t: Tile) -> int:
         return t[1] * self.width + t[0]

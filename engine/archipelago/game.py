@@ -42,7 +42,7 @@ from engine.archipelago import economy
 from engine.archipelago.autopilot import autopilot as standing_autopilot
 from engine.archipelago.autopilot import complete_orders as standing_complete
 from engine.archipelago.board import Board, Tile, tie_key
-from engine.archipelago.fog import tiles_mask, update_memory
+from engine.archipelago.fog import in_sight, tiles_mask, update_memory
 from engine.archipelago.legal import legal_moves
 from engine.archipelago.mapgen import generate_map
 from engine.archipelago.orders import parse_orders
@@ -180,8 +180,9 @@ def initial_state(board: Board, players: int, seed: int, *, target: int | None =
     return state
 
 
-def _events(raw: list[dict[str, Any]], start_vis: list[set[Tile]], end_vis: list[set[Tile]]) -> list[Event]:
-    """Cut raw events to their audiences (A85): participants in full, watchers what they saw."""
+def _events(state: State, raw: list[dict[str, Any]], start_vis: list[int], end_vis: list[int]) -> list[Event]:
+    """Cut raw events to their audiences (A85): participants in full, watchers what they saw
+    (``start_vis``/``end_vis``: each seat's sight as tile bits, at the start and end of the round)."""
     out: list[Event] = []
     players = len(start_vis)
     for e in raw:
@@ -195,7 +196,7 @@ def _events(raw: list[dict[str, Any]], start_vis: list[set[Tile]], end_vis: list
         if obs is None or t is None:
             continue
         watchers = frozenset(p for p in range(players) if p not in parts and p not in e["others"]
-                             and (t in start_vis[p] or t in end_vis[p]))
+                             and in_sight(state, start_vis[p] | end_vis[p], t))
         if watchers:
             data = {"kind": e["ev"]["kind"], **obs, "tile": e["ev"]["tile"]}
             out.append(Event(e["ev"]["kind"], data, watchers))
@@ -242,7 +243,7 @@ class ArchipelagoGame:
                 ) -> tuple[State, list[Event]]:
         by = {int(k): v for k, v in orders_by_player.items()}
         new, raw, start_vis, end_vis = resolve_state(state, by)
-        return new, _events(raw, start_vis, end_vis)
+        return new, _events(new, raw, start_vis, end_vis)
 
     def autopilot(self, view: Mapping[str, Any], standing_orders: Mapping[str, Any] | None = None) -> Orders:
         """A70–A73 for a player who submitted nothing (:mod:`engine.archipelago.autopilot`): the

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.archipelago.board import DELTA, Tile, dist, parse_tile, step
+from engine.archipelago.board import DELTA, Board, Tile, dist, parse_tile, step
 from engine.archipelago.fog import sees_unit, visible_tiles, watch_tiles
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import LAND, RESOURCES, SEA, UNIT_TYPES
@@ -69,7 +69,11 @@ def _own_unit(state: State, player: int, uid: Any, fld: str) -> Unit:
 def _tile(v: Any, fld: str, what: str = "a tile") -> Tile:
     """A tile of the orders, ``{"x": int, "y": int}``: InvalidOrder naming what is missing or wrong
     (``<fld>.x`` for a missing x), never a bare KeyError."""
-    if isinstance(v, Mapping):
+    if type(v) is dict:  # the usual case, in short
+        x, y = v.get("x"), v.get("y")
+        if type(x) is int and type(y) is int:
+            return (x, y)
+    if type(v) is dict or isinstance(v, Mapping):
         for k in ("x", "y"):
             if v.get(k) is None:
                 raise InvalidOrder(f"{what} is {{\"x\": int, \"y\": int}}: {k} is missing", field=f"{fld}.{k}")
@@ -100,62 +104,102 @@ def plan_path(state: State, player: int, u: Unit, dest: Tile) -> list[str] | Non
 
     The first shortest path in direction order N, E, S, W at each step; ``None`` if unreachable.
     A land unit may end on its own idle carrier's tile (boarding)."""
-    start = u.tile
-    if dest == start:
-        return []
-    b = state.board
-    if not b.in_bounds(dest):
-        return None
-    # The hot loop of order parsing, on integer tile indices: explored bits read from bytes,
-    # terrain from the board's land mask (same rules as passable() and is_explored()).
-    w = b.width
-    n = w * b.height
-    exb = state.pstates[player].explored.to_bytes((n + 7) // 8, "little")
-    ut = UNIT_TYPES[u.type]
-    if ut.id == "flag":
-        mask = bytearray(n)
-        for x, y in b.home_island(u.owner).tiles:
-            mask[y * w + x] = 1
-        want = 1
-    elif ut.domain == LAND and ut.id != "navcommando":
-        mask, want = b.land_mask(), 1
-    elif ut.domain == SEA:
-        mask, want = b.land_mask(), 0
-    else:
-        mask, want = bytearray(n), 0  # aircraft and naval commandos: any terrain
-    d_i = dest[1] * w + dest[0]
-    s_i = start[1] * w + start[0]
-    if not exb[d_i >> 3] >> (d_i & 7) & 1:
-        return None
-    if mask[d_i] != want:
-        c = _carrier_on(state, player, dest)
-        if not (c is not None and ut.domain == LAND and u.type != "flag"):
-            return None
-    nbrs = b.neighbour_indices()
-    dist_to = [-1] * n
-    dist_to[d_i] = 0
-    frontier = [d_i]
-    while frontier and dist_to[s_i] < 0:
-        nxt: list[int] = []
-        for i in frontier:
-            d = dist_to[i] + 1
-            for _, j in nbrs[i]:
-                if dist_to[j] < 0 and (j == s_i or (mask[j] == want and exb[j >> 3] >> (j & 7) & 1)):
-                    dist_to[j] = d
-                    nxt.append(j)
-        frontier = nxt
-    if dist_to[s_i] < 0:
-        return None
-    path: list[str] = []
-    cur = s_i
-    while cur != d_i:
-        target = dist_to[cur] - 1
-        for dname, j in nbrs[cur]:  # N, E, S, W: the first shortest path (A28)
-            if dist_to[j] == target:
-                path.append(dname)
-                cur = j
+    return PathPlanner(state, player).plan(u, dest)
+
+
+class _Rings:
+    """The breadth-first rings around a destination over open tiles (tile bits, board.py), grown
+    on demand: ``rings[k]`` holds the open tiles ``k`` steps away."""
+
+    __slots__ = ("edges", "rings", "todo", "width")
+
+    def __init__(self, b: Board, dest_bit: int, open_bits: int, edges: tuple[int, int]) -> None:
+        self.rings = [dest_bit]
+        self.todo = open_bits & ~dest_bit
+        self.width = b.width
+        self.edges = edges  # Board.edge_bits
+
+    def first_touching(self, bits: int) -> int | None:
+        """The smallest ``k`` whose ring holds one of ``bits`` (None: no ring does)."""
+        rings = self.rings
+        for k, ring in enumerate(rings):
+            if ring & bits:
+                return k
+        w, todo, (not_west, not_east) = self.width, self.todo, self.edges
+        ring = rings[-1]
+        while ring:
+            # the todo tiles next to the last ring: it shifted by a column (not wrapping) and a row
+            ring = (((ring << 1) & not_west) | ((ring >> 1) & not_east) | (ring << w) | (ring >> w)) & todo
+            todo ^= ring
+            rings.append(ring)
+            if ring & bits:
                 break
-    return path
+        self.todo = todo
+        return len(rings) - 1 if ring else None
+
+
+class PathPlanner:
+    """A18 planning (:func:`plan_path`) for one player on one state.  The rings around a
+    destination are searched once per kind of terrain and shared by every unit sent there.
+
+    A unit's start is outside the terrain rules (it may stand anywhere) but is never a step of a
+    path, so it does not change the rings: its distance is one more than its nearest neighbour's."""
+
+    def __init__(self, state: State, player: int) -> None:
+        b = state.board
+        self.state = state
+        self.player = player
+        self.board = b
+        self.explored = state.pstates[player].explored
+        self.nbrs = b.neighbour_indices()
+        self.around = b.around_bits()
+        self.edges = b.edge_bits()
+        self._rings: dict[tuple[str, int | None, int], _Rings] = {}
+
+    def plan(self, u: Unit, dest: Tile, steps: int | None = None) -> list[str] | None:
+        """:func:`plan_path` for ``u``; ``steps``: only the path's first steps (as many as it has
+        when None)."""
+        start = u.tile
+        if dest == start:
+            return []
+        b = self.board
+        w, h = b.width, b.height
+        if not (0 <= dest[0] < w and 0 <= dest[1] < h and 0 <= start[0] < w and 0 <= start[1] < h):
+            return None
+        ut = UNIT_TYPES[u.type]
+        owner: int | None = None
+        if ut.id == "flag":
+            kind, owner, terrain = "home", u.owner, b.home_bits(u.owner)
+        elif ut.domain == LAND and ut.id != "navcommando":
+            kind, terrain = "land", b.land_bits()
+        elif ut.domain == SEA:
+            kind, terrain = "sea", b.sea_bits()
+        else:
+            kind, terrain = "any", b.all_bits()  # aircraft and naval commandos: any terrain
+        d_i = dest[1] * w + dest[0]
+        if not self.explored >> d_i & 1:
+            return None
+        if not terrain >> d_i & 1:
+            c = _carrier_on(self.state, self.player, dest)
+            if not (c is not None and ut.domain == LAND and u.type != "flag"):
+                return None
+        rings = self._rings.get((kind, owner, d_i))
+        if rings is None:
+            rings = self._rings[(kind, owner, d_i)] = _Rings(b, 1 << d_i, terrain & self.explored, self.edges)
+        cur = start[1] * w + start[0]
+        k = rings.first_touching(self.around[cur])  # the start is k + 1 steps away
+        if k is None:
+            return None
+        nbrs = self.nbrs
+        path: list[str] = []
+        for d in range(k, -1 if steps is None else max(-1, k - steps), -1):
+            ring = rings.rings[d]
+            for dname, j in nbrs[cur]:  # N, E, S, W: the first shortest path (A28)
+                if ring >> j & 1:
+                    path.append(dname)
+                    cur = j
+                    break
+        return path
 
 
 def _carrier_on(state: State, player: int, t: Tile) -> Unit | None:
@@ -205,6 +249,13 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
                 raise InvalidOrder(f"unknown field {k!r}", field=str(k))
     vis: set[Tile] | None = None
     watch: set[Tile] | None = None
+    planner: PathPlanner | None = None
+
+    def paths() -> PathPlanner:
+        nonlocal planner
+        if planner is None:
+            planner = PathPlanner(state, player)
+        return planner
 
     def sight() -> tuple[set[Tile], set[Tile]]:
         nonlocal vis, watch
@@ -240,7 +291,13 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
                 raise InvalidOrder("must be a list", field=key)
             return
         for i, ent in enumerate(entries):
-            guard(parse, state, player, ent, f"{key}[{i}]", out, *extra)
+            if strict:
+                parse(state, player, ent, f"{key}[{i}]", out, *extra)
+                continue
+            try:  # (guard, written out: once per entry)
+                parse(state, player, ent, f"{key}[{i}]", out, *extra)
+            except (GameError, KeyError, TypeError, ValueError):
+                pass
 
     # -- deployment (round 0) --------------------------------------------------------------------
     if orders.get("deploy"):
@@ -257,7 +314,7 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
                                field="units" if units else "builds")
         return out
     # -- unit orders ----------------------------------------------------------------------------
-    each("units", _parse_unit_order, strict, sight)
+    each("units", _parse_unit_order, strict, sight, paths)
     if strict:
         _check_carriers(state, player, out, units if isinstance(units, list) else [])
     # -- builds ---------------------------------------------------------------------------------
@@ -291,7 +348,7 @@ def _parse_deploy(state: State, player: int, ent: Any, f: str, out: Parsed) -> N
 
 def _check_entry(ent: Any, f: str, what: str, keys: Any, strict: bool) -> None:
     """An entry of an orders list must be an object; when strict, with only the known ``keys``."""
-    if not isinstance(ent, Mapping):
+    if type(ent) is not dict and not isinstance(ent, Mapping):  # (the isinstance of an ABC is slow)
         raise InvalidOrder(f"{what} is an object", field=f)
     if strict:
         for k in ent:
@@ -300,7 +357,7 @@ def _check_entry(ent: Any, f: str, what: str, keys: Any, strict: bool) -> None:
 
 
 def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, strict: bool,
-                      sight: Any) -> None:
+                      sight: Any, paths: Callable[[], PathPlanner]) -> None:
     _check_entry(ent, f, "a unit order", _UNIT_KEYS, strict)
     u = _own_unit(state, player, ent.get("unit"), f + ".unit")
     if u.id in out.moves or u.id in out.actions:
@@ -308,11 +365,11 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
             raise IllegalOrder(f"{own(state, u)} has an order already: at most one order per unit", rule="A18",
                                field=f + ".unit")
         return
-    kinds = [k for k in ("path", "to", "action") if k in ent]
-    if len(kinds) != 1:
+    has_path, has_to, has_action = "path" in ent, "to" in ent, "action" in ent
+    if has_path + has_to + has_action != 1:
         raise InvalidOrder(f"{own(state, u)}: give exactly one of path, to, action", field=f)
     ut = UNIT_TYPES[u.type]
-    kind = kinds[0]
+    kind = "path" if has_path else "to" if has_to else "action"
     if strict and ut.is_flag and u.carrier is not None and kind != "action":
         raise IllegalOrder(f"{own(state, u)} is carried by an enemy: it cannot move", rule="A61",
                            field=f"{f}.{kind}")
@@ -340,7 +397,7 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
                 if not state.board.in_bounds(t):
                     raise IllegalOrder(f"{own(state, u)}: step {k + 1} of the path leaves the board", rule="A91",
                                        field=f"{f}.path[{k}]")
-        steps = [str(d) for d in path[: ut.move]]
+        steps = list(map(str, path[: ut.move]))
         if steps:
             out.moves[u.id] = steps
         return
@@ -348,12 +405,12 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
         dest = _tile(ent["to"], f + ".to", "a destination")
         if ut.move == 0:
             raise IllegalOrder(f"{own(state, u)} never moves", rule="A91", field=f + ".to")
-        planned = plan_path(state, player, u, dest)
+        planned = paths().plan(u, dest, ut.move)
         if planned is None:
             raise IllegalOrder(f"{own(state, u)}: {unreachable(state, player, u, dest)}", rule="A18",
                                field=f + ".to")
-        if planned[: ut.move]:
-            out.moves[u.id] = planned[: ut.move]
+        if planned:
+            out.moves[u.id] = planned
         return
     action = ent["action"]
     if action not in ACTIONS:

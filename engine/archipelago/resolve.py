@@ -58,8 +58,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.archipelago.board import Tile, dist, step, tie_key, tile_dict
-from engine.archipelago.fog import sees_unit, update_memory, visible_tiles, watch_tiles
+from engine.archipelago.board import DELTA, Tile, dist, tie_key, tile_dict
+from engine.archipelago.fog import sees_unit, sight, update_memory, watch_tiles
 from engine.archipelago.orders import OUTPOST_COST, Parsed, parse_orders
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import A66_TYPES, AIR, LAND, RESOURCES, SEA, UNIT_TYPES
@@ -305,8 +305,11 @@ class Resolver:
         return win
 
     # -- step 1 and 2: actions --------------------------------------------------------------------
-    def actions(self, start_vis: list[set[Tile]]) -> None:
+    def actions(self, start_bits: list[int]) -> None:
+        """Spies reveal (A39), then bombardments and strikes (A37, A38, A40); ``start_bits``: each
+        seat's sight at the start of the round as tile bits."""
         units = self.units
+        start_vis: dict[int, set[Tile]] = {}
         for p in range(self.s.players):
             for uid, (kind, target) in self.parsed[p].actions.items():
                 if kind != "reveal":
@@ -339,6 +342,7 @@ class Resolver:
                         continue
                     if p not in watch:
                         watch[p] = watch_tiles(self.s, p)
+                        start_vis[p] = set(self.b.tiles_of(start_bits[p]))
                     if not sees_unit(self.s, p, tu, start_vis[p], watch[p]):
                         continue
                     ps.stock["fuel"] -= 1
@@ -356,6 +360,7 @@ class Resolver:
                 # strikes from up to 5 tiles away, out of sight.
                 if tu.owner not in watch:
                     watch[tu.owner] = watch_tiles(self.s, tu.owner)
+                    start_vis[tu.owner] = set(self.b.tiles_of(start_bits[tu.owner]))
                 seen = sees_unit(self.s, tu.owner, a, start_vis[tu.owner], watch[tu.owner])
                 self.event(kind, tu.tile, {tu.owner}, {"by": uid, "units": units_data} if seen
                            else {"units": units_data})
@@ -370,6 +375,7 @@ class Resolver:
         units = self.units
         b = self.b
         land = b.land
+        width, height = b.width, b.height
         paths: dict[str, list[str]] = {}
         for p in range(self.s.players):
             for uid, path in self.parsed[p].moves.items():
@@ -378,31 +384,31 @@ class Resolver:
         moving_order = set(paths)
         inflight: set[str] = set()
         stopped = self.stopped
+        movers = sorted(paths)
         for s in range(1, max((len(p) for p in paths.values()), default=0) + 1):
-            movers = sorted(uid for uid, p in paths.items()
-                            if len(p) >= s and uid not in stopped and uid in units)
+            # the movers of this sub-step are among those of the last one (stopped only grows)
+            movers = [m for m in movers if len(paths[m]) >= s and m not in stopped and m in units]
             if not movers:
                 break
             mset = set(movers)
             pos: dict[str, Tile] = {}
             tgt: dict[str, Tile] = {}
             last: dict[str, bool] = {}
-            for m in movers:
-                u = units[m]
-                pos[m] = u.tile
-                tgt[m] = step(u.tile, paths[m][s - 1])
-                last[m] = len(paths[m]) == s
             held: set[str] = set()
             terrain: set[str] = set()
             boarders: dict[str, str] = {}
             want: dict[str, list[str]] = {}
-            # (a) terrain holds
             for m in movers:
                 u = units[m]
-                t = tgt[m]
+                x, y = pos[m] = u.tile
+                dx, dy = DELTA[paths[m][s - 1]]
+                x, y = x + dx, y + dy
+                t = tgt[m] = (x, y)
+                last[m] = len(paths[m]) == s
+                # (a) terrain holds
                 typ = u.type
                 dom = DOMAIN[typ]
-                if not (0 <= t[0] < b.width and 0 <= t[1] < b.height):
+                if not (0 <= x < width and 0 <= y < height):
                     terrain.add(m)
                     continue
                 if u.carrier is not None and (typ == "flag" or u.carrier in moving_order):
@@ -442,7 +448,8 @@ class Resolver:
                 self.event("held", u.tile, {u.owner}, {"units": [{"id": m, "owner": u.owner}]})
             self._fixed_point(movers, mset, held, boarders, tgt, last, inflight)
             # (b) swaps
-            cands = [m for m in movers if self._swappable(m, held, boarders)]
+            cands = [m for m in movers if m in units and m not in held and m not in boarders
+                     and units[m].carrier is None and DOMAIN[units[m].type] != AIR]
             by_pos = {pos[m]: m for m in cands}
             swapped = False
             for m in cands:
@@ -527,33 +534,39 @@ class Resolver:
                 return lst[0]
         return None
 
-    def _swappable(self, m: str, held: set[str], boarders: dict[str, str]) -> bool:
-        u = self.units.get(m)
-        return (u is not None and m not in held and m not in boarders and u.carrier is None
-                and DOMAIN[u.type] != AIR)
-
     def _fixed_point(self, movers: list[str], mset: set[str], held: set[str], boarders: dict[str, str],
                      tgt: dict[str, Tile], last: dict[str, bool], inflight: set[str]) -> None:
+        """Blocking (a): passes until no mover is newly held, each judged against the previous
+        pass's holds.  A pass judges again only the movers whose judgement a new hold can change:
+        those with the newly held mover's owner and target (the first of them may change) and
+        those targeting its tile (it no longer leaves it); the others would judge as before."""
         units = self.units
         occ, air = self.occ, self.air
+        active: list[str] = []  # in id order
+        same: dict[tuple[int, Tile], list[str]] = {}  # (owner, target) -> active movers, in id order
+        into: dict[Tile, list[str]] = {}  # target -> active movers
+        for m in movers:
+            if m in units and m not in held and m not in boarders:
+                u = units[m]
+                if DOMAIN[u.type] != AIR or last[m]:
+                    active.append(m)
+                    same.setdefault((u.owner, tgt[m]), []).append(m)
+                    into.setdefault(tgt[m], []).append(m)
+        judge = active
         while True:
-            active = [m for m in movers if m in units and m not in held and m not in boarders
-                      and (DOMAIN[units[m].type] != AIR or last[m])]
-            first: dict[tuple[int, Tile], str] = {}
-            for m in active:
-                first.setdefault((units[m].owner, tgt[m]), m)
             new: list[str] = []
-            for m in active:
+            for m in judge:
                 u = units[m]
                 t = tgt[m]
-                if first[(u.owner, t)] != m:
-                    new.append(m)
+                group = same[(u.owner, t)]
+                if group[0] != m and any(x not in held for x in group[:group.index(m)]):
+                    new.append(m)  # an unheld friendly mover with a smaller id targets the tile
                     continue
-                here: list[str] = []
                 o = occ.get(t)
-                if o is not None:
-                    here.append(o)
                 lst = air.get(t)
+                if o is None and not lst:
+                    continue
+                here = [o] if o is not None else []
                 if lst:
                     here.extend(lst)
                 for o in here:
@@ -581,6 +594,11 @@ class Resolver:
                 if m in inflight:
                     inflight.discard(m)
                     air.setdefault(units[m].tile, []).append(m)
+            again: set[str] = set()
+            for m in new:
+                again.update(same[(units[m].owner, tgt[m])])
+                again.update(into.get(units[m].tile, ()))
+            judge = sorted(again - held)  # (the movers are in id order)
 
     def _pickup(self, x: Unit, f: Unit) -> None:
         """A61: ``x`` picks up flag ``f`` and stops (not a fight, A99)."""
@@ -597,6 +615,11 @@ class Resolver:
 
     def _enter_tile(self, t: Tile, ents: list[str]) -> None:
         units = self.units
+        if len(ents) == 1 and t not in self.occ and not self.air.get(t) and t not in self.drops:
+            typ = units[ents[0]].type
+            if typ != "flag" and DOMAIN[typ] != AIR:  # the common case: one unit enters an empty tile
+                self.occ[t] = ents[0]
+                return
         ents = sorted(ents)
         aircraft = [m for m in ents if DOMAIN[units[m].type] == AIR]
         flags = [m for m in ents if units[m].type == "flag"]
@@ -811,7 +834,7 @@ class Resolver:
 
     def flags(self) -> None:
         s = self.s
-        for uid in sorted(self.units):
+        for uid in sorted(uid for uid, u in self.units.items() if u.flag is not None):  # the bearers
             u = self.units.get(uid)
             if u is None or u.flag is None or u.carrier is not None:
                 continue
@@ -927,15 +950,16 @@ def _control_only(r: Resolver) -> dict[Tile, int]:
 
 
 def resolve_state(state: State, orders_by_player: Mapping[int, Mapping[str, Any]]
-                  ) -> tuple[State, list[RawEvent], list[set[Tile]], list[set[Tile]]]:
-    """Resolve one round.  Returns the new state, raw events and the start/end sight per seat."""
+                  ) -> tuple[State, list[RawEvent], list[int], list[int]]:
+    """Resolve one round.  Returns the new state, raw events and the start/end sight per seat
+    (tile bits, :func:`engine.archipelago.fog.visible_bits`)."""
     s = state.clone()
     parsed = {p: parse_orders(state, p, orders_by_player.get(p) or {}, strict=False)
               for p in range(s.players)}
     for p, po in parsed.items():
         if po.bonus is not None:
             s.pstates[p].bonus = po.bonus
-    start_vis = [visible_tiles(state, p) for p in range(s.players)]
+    start_vis = sight(state)
     r = Resolver(s, parsed)
     if s.round == 0:
         _deploy(r)

@@ -67,7 +67,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.archipelago.board import Board, Tile
-from engine.archipelago.fog import enemy_in_sight, shown_domain, visible_tiles, watch_tiles
+from engine.archipelago.fog import enemy_in_sight, shown_domain, visible_bits, watch_tiles
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES
 from engine.base import Event
@@ -130,11 +130,13 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
     units = state.units
     n = w * h
     if state.outcome is not None:  # the game is over: the whole map is revealed (A67)
-        vis = watch = {(x, y) for y in range(h) for x in range(w)}
+        in_view = [(x, y) for y in range(h) for x in range(w)]
+        vis = watch = set(in_view)
         bits = "1" * n
         revealed: Iterable[str] = units.keys()
     else:
-        vis, watch = visible_tiles(state, player), watch_tiles(state, player)
+        in_view = b.tiles_of(visible_bits(state, player))  # in (y, x) order
+        vis, watch = set(in_view), watch_tiles(state, player)
         bits = _explored_bits(ps.explored, n)
         revealed = ps.revealed
 
@@ -231,7 +233,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         "round": state.round, "version": state.version, "target": state.target,
         "max_rounds": state.max_rounds, "width": w, "height": h,
         "rows": rows,
-        "visible": [_t(t) for t in sorted(vis, key=lambda t: (t[1], t[0]))],
+        "visible": [_t(t) for t in in_view],
         "base": _t(b.bases[player]),
         "bases": bases, "islands": islands, "resource_tiles": resource_tiles, "ports": ports,
         "units": own, "enemies": enemies, "enemy_log": log,
