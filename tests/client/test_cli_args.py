@@ -11,7 +11,7 @@ import tomllib
 import types
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 from google.protobuf.message import Message
@@ -68,7 +68,8 @@ class Flaky(BaseClient):
         self.requests.append(request)
         if self.errors:
             raise self.errors.pop(0)
-        return response(game_id="g1", seat=1, secret="s" * 32)
+        assert response is lobby_pb2.JoinGameResponse
+        return cast(M, lobby_pb2.JoinGameResponse(game_id="g1", seat=1, secret="s" * 32))
 
     def watch(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
         raise NotImplementedError
