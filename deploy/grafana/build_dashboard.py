@@ -100,13 +100,17 @@ def stat(title: str, expr: str, description: str, unit: str = "short") -> Panel:
 
 GAMES_BY_SHARD = f"max by (shard) (archipelago_shard_games{sel()})"
 GAMES_BY_PHASE = f"max by (shard, kind, phase) (archipelago_games{sel()})"
+#: 1 per shard that answered (any gateway's latest refresh), 0 per silent one; removed shards have no series
+SHARDS_UP = f"max by (shard) (archipelago_shard_up{sel()})"
 
 ROWS: list[Row] = [
     Row("Health", [
         stat("Gateways up", f"sum(up{sel()})",
              "Gateway pods Prometheus scrapes successfully (the PodMonitor archipelago-gateway)."),
-        stat("Shards reporting", f"count({GAMES_BY_SHARD})",
-             "Shards whose figures reach the gateways (a shard that does not answer keeps its last ones)."),
+        stat("Shards up", f"sum({SHARDS_UP})",
+             "Shards of the cluster's set that answered the gateways' latest metrics refresh "
+             "(archipelago_shard_up). A silent shard counts 0 and its figures leave the panels after one more "
+             "refresh; a removed shard (admin remove) leaves at the next scrape."),
         stat("Server errors", f"sum({rate('archipelago_requests_total', SERVER_ERRORS)})"
              f" / clamp_min(sum({rate('archipelago_requests_total')}), 1e-9)",
              "Share of requests answered with a server-side status (INTERNAL, UNAVAILABLE, …), every door.",
@@ -199,6 +203,9 @@ ROWS: list[Row] = [
                  legend="{{limit}}", unit="reqps", width=24),
     ]),
     Row("Shard balance", [
+        Panel.of("Shard liveness", SHARDS_UP, "1: the shard answered the gateways' latest metrics refresh; 0: it "
+                 "did not (dead, restarting or hung). A shard taken out of the set has no line.",
+                 legend="{{shard}}", width=24, height=6),
         Panel.of("Games per shard", GAMES_BY_SHARD, "Rendezvous hashing spreads games evenly over shards.",
                  legend="{{shard}}", kind="bargauge", width=8),
         Panel.of("Busiest shard / mean", f"max({GAMES_BY_SHARD}) / clamp_min(avg({GAMES_BY_SHARD}), 1)",

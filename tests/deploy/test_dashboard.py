@@ -81,9 +81,23 @@ def exposed() -> dict[str, frozenset[str]]:
                 names[family.name + suffix] = frozenset(labels | extra | special | TARGET_LABELS)
             for sample in family.samples:
                 names.setdefault(sample.name, frozenset(labels | extra | TARGET_LABELS))
+    for family in _collector_families():
+        names.setdefault(family.name, frozenset({k for s in family.samples for k in s.labels} | TARGET_LABELS))
     for name in PROMETHEUS_SERIES:
         names[name] = TARGET_LABELS
     return names
+
+
+def _collector_families() -> list[Metric]:
+    """The families gateway.metrics.ShardCollector makes itself (``archipelago_shard_up``), for one shard
+    that answered (the collector is registered on the gateway's registry only while it serves)."""
+    from gateway.metrics import ShardCollector
+    from gateway.router import ShardRouter
+    from services.store import Store
+
+    collector = ShardCollector(ShardRouter(Store("redis://127.0.0.1:1"), ["shard-0"], "unused"), local=())
+    collector.up["shard-0"] = True
+    return list(collector.collect())
 
 
 def _strip(expr: str) -> str:
@@ -164,6 +178,7 @@ def test_the_names_are_the_ones_a_scrape_shows() -> None:
     assert "archipelago_shard_games_total" not in names
     assert "shard" in names["archipelago_rounds_closed_total"] and "how" in names["archipelago_rounds_closed_total"]
     assert "shard" not in names["archipelago_requests_total"]
+    assert "shard" in names["archipelago_shard_up"], "gateway.metrics.ShardCollector's liveness gauge"
     # issue 13: the gateway's own
     assert {"door"} <= names["archipelago_watch_streams"] and "shard" not in names["archipelago_watch_streams"]
     for name, labels in (("archipelago_connected_players", set()), ("archipelago_placements_total", set()),

@@ -98,7 +98,7 @@ def test_the_gateway_shows_its_own_and_the_shards_redis_figures_in_one_family() 
     shard = Metered()
     shard.metrics.observe("PIPELINE", 0.001)
     shard.metrics.observe("PIPELINE", 0.003)
-    collector = ShardCollector(ShardRouter(Store("redis://127.0.0.1:1"), [], "unused"),
+    collector = ShardCollector(ShardRouter(Store("redis://127.0.0.1:1"), ["shard-0"], "unused"),
                                local=(gateway.seconds, gateway.errors))
     collector.snapshots["shard-0"] = [(f.name, f.type, f.documentation,
                                        [(s.name, dict(s.labels), float(s.value)) for s in f.samples])
