@@ -37,6 +37,15 @@ REVEAL_RANGE = 2
 _TOP_KEYS = frozenset({"units", "builds", "bonus", "deploy"})
 _UNIT_KEYS = frozenset({"unit", "path", "to", "action", "target"})
 _BUILD_KEYS = frozenset({"type", "tile", "ship"})
+#: unit type -> how many steps it moves in a round (``UnitType.move``)
+_MOVE: dict[str, int] = {k: t.move for k, t in UNIT_TYPES.items()}
+#: unit type -> the terrain an A18 search runs over: "home" (a flag: its home island), "land"
+#: (land units but the naval commando), "sea" (ships and sea mines), "any" (aircraft, the naval
+#: commando)
+_PLAN_TERRAIN: dict[str, str] = {
+    k: ("home" if t.is_flag else "land" if t.domain == LAND and k != "navcommando"
+        else "sea" if t.domain == SEA else "any")
+    for k, t in UNIT_TYPES.items()}
 
 
 @dataclass
@@ -150,11 +159,33 @@ class PathPlanner:
         self.state = state
         self.player = player
         self.board = b
+        self.width, self.height = b.width, b.height
         self.explored = state.pstates[player].explored
         self.nbrs = b.neighbour_indices()
         self.around = b.around_bits()
         self.edges = b.edge_bits()
-        self._rings: dict[tuple[str, int | None, int], _Rings] = {}
+        self._rings: dict[tuple[str, int, int], _Rings | None] = {}
+        self._carriers: set[Tile] | None = None
+
+    def _terrain(self, kind: str, owner: int) -> int:
+        """The tiles of a kind of terrain (:data:`_PLAN_TERRAIN`; ``owner``: the flag's seat) as
+        tile bits."""
+        b = self.board
+        if kind == "home":
+            return b.home_bits(owner)
+        if kind == "land":
+            return b.land_bits()
+        if kind == "sea":
+            return b.sea_bits()
+        return b.all_bits()  # aircraft and naval commandos: any terrain
+
+    def _carrier_tiles(self) -> set[Tile]:
+        """The tiles an own carrier stands on (:func:`_carrier_on` is not None there)."""
+        if self._carriers is None:
+            player = self.player
+            self._carriers = {u.tile for u in self.state.units.values()
+                              if u.owner == player and u.carrier is None and UNIT_TYPES[u.type].is_carrier}
+        return self._carriers
 
     def plan(self, u: Unit, dest: Tile, steps: int | None = None) -> list[str] | None:
         """:func:`plan_path` for ``u``; ``steps``: only the path's first steps (as many as it has
@@ -162,38 +193,35 @@ class PathPlanner:
         start = u.tile
         if dest == start:
             return []
-        b = self.board
-        w, h = b.width, b.height
-        if not (0 <= dest[0] < w and 0 <= dest[1] < h and 0 <= start[0] < w and 0 <= start[1] < h):
+        w, h = self.width, self.height
+        dx, dy = dest
+        sx, sy = start
+        if not (0 <= dx < w and 0 <= dy < h and 0 <= sx < w and 0 <= sy < h):
             return None
-        ut = UNIT_TYPES[u.type]
-        owner: int | None = None
-        if ut.id == "flag":
-            kind, owner, terrain = "home", u.owner, b.home_bits(u.owner)
-        elif ut.domain == LAND and ut.id != "navcommando":
-            kind, terrain = "land", b.land_bits()
-        elif ut.domain == SEA:
-            kind, terrain = "sea", b.sea_bits()
-        else:
-            kind, terrain = "any", b.all_bits()  # aircraft and naval commandos: any terrain
-        d_i = dest[1] * w + dest[0]
+        d_i = dy * w + dx
         if not self.explored >> d_i & 1:
             return None
-        if not terrain >> d_i & 1:
-            c = _carrier_on(self.state, self.player, dest)
-            if not (c is not None and ut.domain == LAND and u.type != "flag"):
-                return None
-        rings = self._rings.get((kind, owner, d_i))
+        kind = _PLAN_TERRAIN[u.type]
+        key = (kind, u.owner if kind == "home" else -1, d_i)
+        if key in self._rings:
+            rings = self._rings[key]
+        else:
+            terrain = self._terrain(kind, u.owner)
+            # a destination off the unit's terrain: only a land unit boarding an own carrier there
+            ok = terrain >> d_i & 1 or (kind == "land" and dest in self._carrier_tiles())
+            rings = self._rings[key] = (_Rings(self.board, 1 << d_i, terrain & self.explored, self.edges)
+                                        if ok else None)
         if rings is None:
-            rings = self._rings[(kind, owner, d_i)] = _Rings(b, 1 << d_i, terrain & self.explored, self.edges)
-        cur = start[1] * w + start[0]
+            return None
+        cur = sy * w + sx
         k = rings.first_touching(self.around[cur])  # the start is k + 1 steps away
         if k is None:
             return None
         nbrs = self.nbrs
+        ring_at = rings.rings
         path: list[str] = []
         for d in range(k, -1 if steps is None else max(-1, k - steps), -1):
-            ring = rings.rings[d]
+            ring = ring_at[d]
             for dname, j in nbrs[cur]:  # N, E, S, W: the first shortest path (A28)
                 if ring >> j & 1:
                     path.append(dname)
@@ -314,7 +342,10 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
                                field="units" if units else "builds")
         return out
     # -- unit orders ----------------------------------------------------------------------------
-    each("units", _parse_unit_order, strict, sight, paths)
+    if strict:
+        each("units", _parse_unit_order, strict, sight, paths)
+    else:
+        _parse_units_lenient(state, player, units, out, sight, paths)
     if strict:
         _check_carriers(state, player, out, units if isinstance(units, list) else [])
     # -- builds ---------------------------------------------------------------------------------
@@ -428,6 +459,49 @@ def _parse_unit_order(state: State, player: int, ent: Any, f: str, out: Parsed, 
     if strict:
         _check_targeted(state, player, u, str(action), target, f, sight)
     out.actions[u.id] = (str(action), target)
+
+
+def _parse_units_lenient(state: State, player: int, entries: Any, out: Parsed, sight: Any,
+                         paths: Callable[[], PathPlanner]) -> None:
+    """The unit orders of a resolution (``strict=False``): what :func:`_parse_unit_order` makes of
+    each entry, skipping the entries it refuses.  The usual entries, ``{"unit", "path"}`` with
+    steps among N, E, S, W and ``{"unit", "to": {"x": int, "y": int}}``, are read here in short;
+    any other goes through :func:`_parse_unit_order`."""
+    if not isinstance(entries, list):
+        return
+    units = state.units
+    moves, actions = out.moves, out.actions
+    for i, ent in enumerate(entries):
+        if type(ent) is dict and len(ent) == 2:
+            uid = ent.get("unit")
+            u = units.get(uid) if type(uid) is str and uid else None
+            if u is not None and u.owner == player:
+                if u.id in moves or u.id in actions:
+                    continue  # at most one order per unit: the first one counts
+                path = ent.get("path")
+                if type(path) is list:
+                    for d in path:
+                        if type(d) is not str or d not in DELTA:
+                            break
+                    else:
+                        steps = path[:_MOVE[u.type]]
+                        if steps:
+                            moves[u.id] = steps
+                        continue
+                else:
+                    to = ent.get("to")
+                    if type(to) is dict:
+                        x, y = to.get("x"), to.get("y")
+                        if type(x) is int and type(y) is int:
+                            move = _MOVE[u.type]
+                            planned = paths().plan(u, (x, y), move) if move else None
+                            if planned:
+                                moves[u.id] = planned
+                            continue
+        try:
+            _parse_unit_order(state, player, ent, f"units[{i}]", out, False, sight, paths)
+        except (GameError, KeyError, TypeError, ValueError):
+            pass
 
 
 def _check_outpost(state: State, player: int, u: Unit, f: str) -> None:

@@ -55,7 +55,7 @@ Choices where the text still leaves room:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.archipelago.board import DELTA, Tile, dist, tie_key, tile_dict
@@ -373,6 +373,7 @@ class Resolver:
     # -- step 3: movement -----------------------------------------------------------------------
     def movement(self) -> None:
         units = self.units
+        occ, air = self.occ, self.air  # (never rebound; self.drops is)
         b = self.b
         land = b.land
         width, height = b.width, b.height
@@ -423,7 +424,7 @@ class Resolver:
                         terrain.add(m)
                     continue
                 if dom == LAND:
-                    c = self._idle_carrier(t, u.owner, moving_order, mset)
+                    c = self._idle_carrier(t, u.owner, moving_order, mset) if t in occ or t in air else None
                     if c is not None and c != u.carrier:
                         want.setdefault(c, []).append(m)
                         continue
@@ -487,13 +488,18 @@ class Resolver:
                     u.carrier = None
                 elif m in inflight:
                     pass
-                else:
+                elif DOMAIN[u.type] == AIR:
                     self.unplace(u)
+                elif occ.get(u.tile) == m:  # (unplace, in short)
+                    del occ[u.tile]
             groups: dict[Tile, list[str]] = {}
             for m in entering:
                 u = units[m]
                 t = tgt[m]
-                self.move_unit(u, t)
+                if u.cargo or u.flag is not None:
+                    self.move_unit(u, t)
+                else:
+                    u.tile = t
                 c_id = boarders.get(m)
                 if c_id is not None:
                     units[c_id].cargo.append(m)
@@ -506,7 +512,17 @@ class Resolver:
                     continue
                 inflight.discard(m)
                 groups.setdefault(t, []).append(m)
-            for t in sorted(groups, key=lambda x: (x[1], x[0])):
+            contested: list[Tile] = []
+            for t, ents in groups.items():
+                # the common case: one unit (not a flag, not an aircraft) enters an empty tile; it
+                # touches nothing but this tile, so it is settled here, in any order
+                if len(ents) == 1 and t not in occ and not air.get(t) and t not in self.drops:
+                    typ = units[ents[0]].type
+                    if typ != "flag" and DOMAIN[typ] != AIR:
+                        occ[t] = ents[0]
+                        continue
+                contested.append(t)
+            for t in sorted(contested, key=_tile_yx):
                 self._enter_tile(t, groups[t])
             self.flush_rafts()
             self.flush_home()
@@ -542,24 +558,33 @@ class Resolver:
         those targeting its tile (it no longer leaves it); the others would judge as before."""
         units = self.units
         occ, air = self.occ, self.air
-        active: list[str] = []  # in id order
-        same: dict[tuple[int, Tile], list[str]] = {}  # (owner, target) -> active movers, in id order
+        # active mover -> (its unit, its target, the active movers with its owner and target in id
+        # order: its group), in id order
+        info: dict[str, tuple[Unit, Tile, list[str]]] = {}
+        same: dict[tuple[int, Tile], list[str]] = {}  # (owner, target) -> a group
         into: dict[Tile, list[str]] = {}  # target -> active movers
         for m in movers:
             if m in units and m not in held and m not in boarders:
                 u = units[m]
                 if DOMAIN[u.type] != AIR or last[m]:
-                    active.append(m)
-                    same.setdefault((u.owner, tgt[m]), []).append(m)
-                    into.setdefault(tgt[m], []).append(m)
-        judge = active
+                    t = tgt[m]
+                    key = (u.owner, t)
+                    group = same.get(key)
+                    if group is None:
+                        group = same[key] = []
+                    group.append(m)
+                    info[m] = (u, t, group)
+                    to_t = into.get(t)
+                    if to_t is None:
+                        into[t] = [m]
+                    else:
+                        to_t.append(m)
+        judge: Iterable[str] = info
         while True:
             new: list[str] = []
             for m in judge:
-                u = units[m]
-                t = tgt[m]
-                group = same[(u.owner, t)]
-                if group[0] != m and any(x not in held for x in group[:group.index(m)]):
+                u, t, group = info[m]
+                if group[0] != m and _unheld_before(group, m, held):
                     new.append(m)  # an unheld friendly mover with a smaller id targets the tile
                     continue
                 o = occ.get(t)
@@ -596,8 +621,9 @@ class Resolver:
                     air.setdefault(units[m].tile, []).append(m)
             again: set[str] = set()
             for m in new:
-                again.update(same[(units[m].owner, tgt[m])])
-                again.update(into.get(units[m].tile, ()))
+                u, _, group = info[m]
+                again.update(group)
+                again.update(into.get(u.tile, ()))
             judge = sorted(again - held)  # (the movers are in id order)
 
     def _pickup(self, x: Unit, f: Unit) -> None:
@@ -904,6 +930,20 @@ def island_controller(state: State, tiles: tuple[Tile, ...]) -> int | None:
         if 2 * n > len(tiles):
             return p
     return None
+
+
+def _unheld_before(group: list[str], m: str, held: set[str]) -> bool:
+    """Whether a mover before ``m`` in ``group`` (movers in id order) is not in ``held``."""
+    for x in group:
+        if x == m:
+            return False
+        if x not in held:
+            return True
+    return False  # pragma: no cover - m is in its group
+
+
+def _tile_yx(t: Tile) -> tuple[int, int]:
+    return (t[1], t[0])
 
 
 def _yx(item: tuple[Tile, Any]) -> tuple[int, int]:
