@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the tests need from Debian's packages when it is missing: redis-server (the
-# end-to-end tests start private ones), Chromium and fonts for Hebrew and emoji (the browser tests;
-# Playwright drives Debian's Chromium, it never downloads a browser). Never prompts (CI runs with no
-# standard input).
+# end-to-end tests start private ones), prometheus (promtool, and a real Prometheus), Chromium and
+# fonts for Hebrew and emoji (the browser tests; Playwright drives Debian's Chromium, it never
+# downloads a browser). Never prompts (CI runs with no standard input).
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# promtool (Debian's prometheus package, which also brings prometheus): tests/deploy/test_alerts.py
+# checks and unit-tests deploy/prometheus/alerts.yml with it
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 fc-list :lang=he 2>/dev/null | grep -q . || missing+=(fonts-dejavu-core)
 fc-list 2>/dev/null | grep -qi "emoji" || missing+=(fonts-noto-color-emoji)
 # kubectl (1.27 or newer: its built-in kustomize must know components) renders deploy/k8s offline in

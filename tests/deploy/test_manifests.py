@@ -45,6 +45,7 @@ K8S_VERSION = "1.30"
 CRD_SCHEMAS = {
     ("ray.io/v1", "RayCluster"): "ray.io_raycluster_v1.json",
     ("monitoring.coreos.com/v1", "PodMonitor"): "monitoring.coreos.com_podmonitor_v1.json",
+    ("monitoring.coreos.com/v1", "PrometheusRule"): "monitoring.coreos.com_prometheusrule_v1.json",
 }
 #: environment variables set on our containers that a library reads, not our code: where it reads them
 LIBRARY_ENV = {
