@@ -48,7 +48,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -550,8 +550,58 @@ def start_redis(data_dir: Path, redis_url: str | None, port: int | None = None
     return proc, proc.url
 
 
+RAY_METRICS_PORT_ENV = "ARCHIPELAGO_RAY_METRICS_PORT"
+DEFAULT_RAY_METRICS_PORT = 8090  # (outside Ray's 10001-19999 and beside our 8080)
+
+
+def port_taken(port: int) -> bool:
+    """True when something listens on ``port`` (Ray's metrics agent binds every interface)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (a port in TIME_WAIT is free to a server)
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return True
+    return False
+
+
+def ray_metrics_port(env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """The port the embedded Ray node exports its own metrics on (``ray_*`` series, Prometheus text),
+    and a note for the log ("" when all is as asked).
+
+    ``ARCHIPELAGO_RAY_METRICS_PORT``: a port, or 0 for one the OS picks; not a port, or taken: SystemExit
+    with the reason (``serve`` stops before starting anything).
+    Unset: :data:`DEFAULT_RAY_METRICS_PORT`, or — when that one is taken (another server on this
+    machine) — a free port, said in the note. Ray left alone picks a random port on every start."""
+    env = os.environ if env is None else env
+    raw = env.get(RAY_METRICS_PORT_ENV, "").strip()
+    if not raw:
+        if not port_taken(DEFAULT_RAY_METRICS_PORT):
+            return DEFAULT_RAY_METRICS_PORT, ""
+        port = free_port()
+        return port, (f"port {DEFAULT_RAY_METRICS_PORT} is taken (another server?): Ray's metrics on {port} this "
+                      f"time; set {RAY_METRICS_PORT_ENV} to fix it")
+    if not raw.isdigit() or int(raw) > 65535:
+        raise SystemExit(f"error: {RAY_METRICS_PORT_ENV}: expected a port number (0: any free port), got {raw[:20]!r}")
+    if int(raw) == 0:
+        return free_port(), ""
+    if port_taken(int(raw)):
+        raise SystemExit(f"error: {RAY_METRICS_PORT_ENV}={raw}: that port is taken; choose another (0: any free port)")
+    return int(raw), ""
+
+
+# Ray's processes write their logs (the raylet's and GCS's [state-dump] blocks every 10 s, the core
+# workers' event stats with their heartbeats every minute) to files under its session directory,
+# unless RAY_LOG_TO_STDERR=1 — set in many container images — sends them to the stderr of whoever
+# started them: in embedded mode, the gateway's own log. The gateway keeps its stderr to itself.
+RAY_STDERR_ENV = "RAY_LOG_TO_STDERR"
+
+
 def init_ray(address: str | None = None, *, namespace: str = "archipelago", num_cpus: int | None = None,
-             tmpdir: str | None = None) -> None:
+             tmpdir: str | None = None, metrics_port: int | None = None) -> None:
+    """Start a local Ray node (``address`` None) or join one, as a driver whose stderr Ray's processes
+    never write to (:data:`RAY_STDERR_ENV` dropped; ``log_to_driver`` off: the shards' output stays in
+    Ray's worker files). ``metrics_port``: where a local node exports Ray's own metrics."""
     ray_environment()
     if tmpdir:
         os.environ["RAY_TMPDIR"] = tmpdir
@@ -559,12 +609,27 @@ def init_ray(address: str | None = None, *, namespace: str = "archipelago", num_
 
     if ray.is_initialized():
         return
+    if os.environ.pop(RAY_STDERR_ENV, None) not in (None, "", "0"):
+        log.warning("%s ignored: Ray's logs go to its session directory's logs/, not the gateway's stderr",
+                    RAY_STDERR_ENV)
     kwargs: dict[str, Any] = {"namespace": namespace, "log_to_driver": False,
                               "logging_level": logging.ERROR}
     if address:
         ray.init(address=address, **kwargs)
     else:
+        if metrics_port is not None:
+            kwargs["_metrics_export_port"] = metrics_port
         ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **kwargs)
+
+
+def ray_logs_dir() -> str:
+    """The local Ray node's log directory ("" when unknown)."""
+    with contextlib.suppress(Exception):
+        from ray._private import worker
+
+        node = worker._global_node
+        return str(node.get_logs_dir_path()) if node is not None else ""
+    return ""
 
 
 def shard_names(count: int) -> list[str]:
@@ -681,6 +746,8 @@ def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago
     private = redis_url is None or (ray_address is None and not ray.is_initialized())
     data_dir = data_dir.resolve()
     cluster = Embedded(redis_url="", shards=shard_names(shards), namespace=namespace, prefix=prefix)
+    local_node = ray_address is None and not ray.is_initialized()  # we start one (its processes marked)
+    metrics_port, note = ray_metrics_port() if local_node else (None, "")
     try:
         if private:  # something of ours lives in data_dir: own it, and clear what a crashed run left
             cluster.lock = lock_data_dir(data_dir)
@@ -689,12 +756,16 @@ def start_embedded(*, shards: int, data_dir: Path, namespace: str = "archipelago
         if cluster.redis is not None and cluster.redis.proc is not None:
             cluster.watchdog = RedisWatchdog(cluster.redis).start()
         cluster.ray_owned = not ray.is_initialized()
-        local_node = cluster.ray_owned and ray_address is None  # its processes carry the mark
         if local_node and private:
             cluster.reaper = start_reaper(data_dir)
         with _marked_environment(data_dir) if local_node else contextlib.nullcontext():
-            init_ray(ray_address, namespace=namespace)
+            init_ray(ray_address, namespace=namespace, metrics_port=metrics_port)
         print(f"ray: {'joined ' + ray_address if ray_address else 'local node started'}", flush=True)
+        if metrics_port is not None:
+            print(f"ray: Ray's own metrics on http://127.0.0.1:{metrics_port}/metrics (every interface; "
+                  f"{RAY_METRICS_PORT_ENV}); its logs in {ray_logs_dir() or 'its session directory'}", flush=True)
+        if note:
+            print(f"ray: {note}", flush=True)
         cluster.shards = the_shard_set(cluster.redis_url, prefix, shard_names(shards))
         cluster.handles = start_shards(cluster.shards, cluster.redis_url, prefix=prefix, namespace=namespace,
                                        detached=bool(ray_address))
