@@ -45,6 +45,7 @@ from starlette.routing import Route
 from engine.errors import GameError, InvalidOrder, NotFound, Unauthenticated
 from gateway import errors
 from gateway.api import PlayerAPI, bearer
+from gateway.metrics import UNKNOWN, count, known
 from services.store import is_outage
 
 log = logging.getLogger(__name__)
@@ -122,19 +123,27 @@ class AdminDoor:
         return api
 
     def _endpoint(self, handlers: dict[str, Handler]) -> Callable[[Request], Awaitable[Response]]:
+        action = next(iter(handlers.values())).__name__  # (archipelago_requests_total{door="admin", method})
+        if action != UNKNOWN:
+            known("admin", (action,), timed=False)
+
         async def endpoint(request: Request) -> Response:
             try:
                 api = self.authorize(request)
                 handler = handlers.get(request.method)
                 if handler is None:
-                    body = errors.to_dict(InvalidOrder(
+                    wrong = InvalidOrder(
                         f"{request.url.path[:80]} takes {', '.join(handlers) or 'nothing'}, not {request.method}",
-                        field="method"))
+                        field="method")
+                    count("admin", action, wrong)
+                    body = errors.to_dict(wrong)
                     body["http_status"] = 405
                     return JSONResponse({"error": body}, status_code=405, headers={"allow": ", ".join(handlers)})
                 result = await handler(request, api)
             except Exception as exc:
+                count("admin", action, exc)
                 return _error(exc, request)
+            count("admin", action)
             return JSONResponse(result)
         return endpoint
 

@@ -19,18 +19,15 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
-from prometheus_client import Counter, Histogram
 
 from archipelago.v1 import game_pb2, lobby_pb2
-from engine.errors import InvalidOrder
+from engine.errors import InvalidOrder, NotFound
 from gateway import errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.limits import PEER, TooLarge, grpc_peer
+from gateway.metrics import LATENCY, OK, REQUESTS, UNKNOWN, count, known
 
-REQUESTS = Counter("archipelago_requests_total", "player API requests by door, method and status",
-                   ["door", "method", "code"])
-LATENCY = Histogram("archipelago_request_latency_seconds", "player API unary call latency", ["door", "method"],
-                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
+__all__ = ["LATENCY", "REQUESTS", "build_server", "set_serving"]  # (REQUESTS, LATENCY: gateway.metrics')
 
 SERVICES = {
     "Lobby": lobby_pb2.DESCRIPTOR.services_by_name["Lobby"],
@@ -81,13 +78,13 @@ def deserializer(cls: type[Message]) -> Callable[[bytes], Message | Malformed]:
 async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseException) -> None:
     err = errors.as_game_error(exc)
     kind = errors.kind_of(err)
-    REQUESTS.labels("grpc", door_method, kind.grpc.name).inc()
+    count("grpc", door_method, err)
     context.set_trailing_metadata(errors.trailers(err))
     await context.abort(kind.grpc, str(err))
 
 
 def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]:
-    latency, ok = LATENCY.labels("grpc", r.name), REQUESTS.labels("grpc", r.name, "OK")  # once, not per call
+    latency, ok = LATENCY.labels("grpc", r.name), REQUESTS.labels("grpc", r.name, "OK", OK)  # once, not per call
 
     async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
         start = time.perf_counter()
@@ -124,7 +121,7 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
         if failure is not None:
             await _abort(context, "Watch", failure)  # (outside the except block, as in _unary)
             return
-        REQUESTS.labels("grpc", "Watch", "OK").inc()
+        count("grpc", "Watch")
         try:
             async with contextlib.aclosing(updates):
                 async for update in updates:
@@ -136,8 +133,27 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
     return handle
 
 
+class UnknownMethods(grpc.GenericRpcHandler):  # type: ignore[misc]
+    """The last handler of the server: any method no other handler serves is answered UNIMPLEMENTED (as
+    gRPC would) and counted as ``archipelago_requests_total{door="grpc", method="unknown"}`` (never the
+    name asked). A stream-stream handler: it reads nothing, whatever kind of call the client made."""
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        return grpc.stream_stream_rpc_method_handler(self._refuse)
+
+    @staticmethod
+    async def _refuse(_requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        err = NotFound("no such method: see the .proto files (Lobby, Game), health and reflection", field="rpc")
+        REQUESTS.labels("grpc", UNKNOWN, grpc.StatusCode.UNIMPLEMENTED.name, err.code).inc()  # (gRPC's own status)
+        context.set_trailing_metadata(errors.trailers(err))
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, str(err))
+        yield b""  # (unreachable: an async generator, as a stream handler is)
+
+
 def handlers(api: PlayerAPI) -> list[grpc.GenericRpcHandler]:
     out: list[grpc.GenericRpcHandler] = []
+    known("grpc", rpc.UNARY)
+    known("grpc", ("Watch",), timed=False)
     for service_name, service in SERVICES.items():
         methods: dict[str, Any] = {}
         for m in service.methods:
@@ -198,6 +214,7 @@ async def build_server(api: PlayerAPI, address: str, health_servicer: health.aio
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     await set_serving(health_servicer, True)
     enable_reflection(server, (*SERVICE_NAMES, health.SERVICE_NAME))
+    server.add_generic_rpc_handlers((UnknownMethods(),))  # (last: asked only for the methods above do not serve)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind gRPC address {address}")

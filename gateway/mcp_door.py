@@ -58,6 +58,7 @@ from gateway.agent_notify import deadline_notice, notices_of, worded
 from gateway.agent_views import SHAPERS, shaper
 from gateway.api import AGENT_PREFIX, Caller, PlayerAPI, bearer
 from gateway.limits import TooLarge
+from gateway.metrics import count_tools
 from gateway.web import MAX_BODY, parse
 from services.notify.kinds import Notice
 
@@ -313,6 +314,7 @@ class McpDoor:
         self.routes: list[BaseRoute] = [Route(r.path, Guard(self, r.app)) if isinstance(r, Route) else r
                                         for r in sub.routes]
         self._tools()
+        count_tools(self.server._tool_manager)  # archipelago_requests_total{door="mcp", method=<tool>}
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -1,4 +1,12 @@
-"""The shards' metrics, exposed on the gateway's ``/metrics`` with a ``shard`` label.
+"""The gateway's request counting (every door: :func:`count`) and the shards' metrics, exposed on the
+gateway's ``/metrics`` with a ``shard`` label (:class:`ShardCollector`).
+
+``archipelago_requests_total{door, method, status, code}``: every request of every door, once, when it
+is answered — ``door`` grpc, http (JSON and the WebSocket Watch), mcp (a tool call) or admin; ``method``
+the rpc, tool or admin action (a fixed, bounded set per door: a path or tool that is none of them counts
+as :data:`UNKNOWN`); ``status`` the gRPC status name (``OK`` on success; the JSON door answers the same
+statuses, as HTTP ones); ``code`` the error table's code (gateway/errors.py), :data:`OK` on success.
+``archipelago_request_latency_seconds{door, method}``: unary calls (not Watch streams).
 
 A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`, and
 the garbage collector's pauses, :class:`services.metrics.GcPauses`)
@@ -12,11 +20,52 @@ import asyncio
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from prometheus_client import Counter, Histogram
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from engine.errors import GameError
+from gateway import errors
 from gateway.router import ShardRouter
 from services.metrics import PROCESS_GC, PROCESS_REDIS, Family
+
+#: the doors (the ``door`` label)
+DOORS = ("grpc", "http", "mcp", "admin")
+#: the ``code`` label of a request answered without error
+OK = "ok"
+#: the ``method`` label of a request to no known rpc, tool or action (never the path or name asked)
+UNKNOWN = "unknown"
+#: every ``code`` value: the error table's codes and OK
+CODES = frozenset({OK, *(k.code for k in errors.TABLE.values())})
+
+REQUESTS = Counter("archipelago_requests_total", "Requests by door (grpc, http, mcp, admin), method (rpc, tool or "
+                   "admin action), gRPC status name and error code (ok on success)",
+                   ["door", "method", "status", "code"])
+LATENCY = Histogram("archipelago_request_latency_seconds", "Unary call latency by door and method", ["door", "method"],
+                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
+
+
+def known(door: str, methods: Iterable[str], timed: bool = True) -> None:
+    """Export a door's methods from 0: answered OK, failed with either server error (``server/internal``,
+    ``server/unavailable``: the server-error ratio has a series before the first one) and, with
+    ``timed``, their latency — so every (door, method) shows 0, not "No data", before its first call."""
+    for method in methods:
+        REQUESTS.labels(door, method, "OK", OK)
+        for code in ("server/internal", "server/unavailable"):
+            REQUESTS.labels(door, method, errors.TABLE[errors.BY_CODE[code]].grpc.name, code)
+        if timed:
+            LATENCY.labels(door, method)
+
+
+def count(door: str, method: str, failure: BaseException | None = None) -> None:
+    """One request of ``door`` answered: OK, or with the error ``failure`` (any exception: as the door
+    answers it, :func:`gateway.errors.as_game_error`)."""
+    if failure is None:
+        REQUESTS.labels(door, method, "OK", OK).inc()
+        return
+    err = failure if isinstance(failure, GameError) else errors.as_game_error(failure)
+    kind = errors.kind_of(err)
+    REQUESTS.labels(door, method, kind.grpc.name, err.code if err.code in CODES else kind.code).inc()
 
 #: the liveness gauge's name
 SHARD_UP = "archipelago_shard_up"
@@ -85,3 +134,41 @@ class ShardCollector(Collector):
                 for sample, labels, v in samples:
                     merged.add_sample(sample, {**labels, "shard": shard}, v)
         yield from families.values()
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The game error behind an MCP tool failure (the tool's ToolError, and the MCP library's wrapping
+    of it, chain to it), else ``exc``: a ToolError of its own (arguments that fail the tool's schema)
+    is the caller's ``order/invalid``, an unknown tool ``lookup/not_found``, anything else internal."""
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+
+    seen: BaseException | None = exc
+    for _ in range(8):  # (a short chain; bounded all the same)
+        if seen is None or isinstance(seen, GameError):
+            break
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(seen, GameError):
+        return seen
+    if isinstance(exc, ToolError) and not isinstance(exc, UnexpectedToolError):
+        from engine.errors import InvalidOrder, NotFound
+
+        return NotFound("no such tool") if str(exc).startswith("Unknown tool") else InvalidOrder("arguments")
+    return exc
+
+
+def count_tools(manager: Any) -> None:
+    """Count every MCP tool call (door ``mcp``, method the tool's name, :data:`UNKNOWN` for a name that is
+    no tool) by wrapping the MCP server's tool manager's ``call_tool``; its tools from 0."""
+    call = manager.call_tool
+    known("mcp", [t.name for t in manager.list_tools()], timed=False)  # (the wait tools are long by design)
+
+    async def counted(name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        method = name if manager.get_tool(name) is not None else UNKNOWN
+        try:
+            result = await call(name, arguments, *args, **kwargs)
+        except Exception as exc:
+            count("mcp", method, _cause(exc))
+            raise
+        count("mcp", method)
+        return result
+    manager.call_tool = counted

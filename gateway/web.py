@@ -36,8 +36,9 @@ from archipelago.v1 import game_pb2
 from engine.errors import GameError, InvalidOrder, NotFound, Unauthenticated
 from gateway import convert, errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
-from gateway.grpc_door import LATENCY, REQUESTS
 from gateway.limits import TooLarge
+from gateway.metrics import LATENCY, UNKNOWN, count
+from gateway.metrics import known as known_methods
 
 MAX_BODY = MAX_REQUEST_BYTES
 #: seconds a WebSocket may take to send its first (hello) frame before it is closed (4408)
@@ -58,7 +59,7 @@ def parse(raw: bytes | str | dict[str, Any], cls: type[Message]) -> Message:
 def error_response(exc: BaseException, method: str) -> Response:
     err = errors.as_game_error(exc)
     body = errors.to_dict(err)
-    REQUESTS.labels("http", method, body["status"]).inc()
+    count("http", method, err)
     return JSONResponse({"error": body}, status_code=body["http_status"], headers=errors.http_headers(err))
 
 
@@ -89,7 +90,7 @@ def _unary(r: rpc.Rpc) -> Callable[[Request], Awaitable[Response]]:
             LATENCY.labels("http", r.name).observe(time.perf_counter() - start)
             return error_response(exc, r.name)
         LATENCY.labels("http", r.name).observe(time.perf_counter() - start)
-        REQUESTS.labels("http", r.name, "OK").inc()
+        count("http", r.name)
         return JSONResponse(to_json(result))
     return endpoint
 
@@ -106,7 +107,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
                 late = Unauthenticated(f"the first frame (authorization, game_id, after_seq) did not come within "
                                        f"{HELLO_TIMEOUT_S:g} s", field="authorization", rule="A3")
                 body = errors.to_dict(late) | {"http_status": HELLO_CLOSE - 4000}
-                REQUESTS.labels("http", "Watch", body["status"]).inc()
+                count("http", "Watch", late)
                 with contextlib.suppress(Exception):
                     await ws.send_text(json.dumps({"error": body}))
                     await ws.close(code=HELLO_CLOSE, reason="hello timeout")
@@ -136,12 +137,12 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
         except Exception as exc:
             err = errors.as_game_error(exc)
             body = errors.to_dict(err)
-            REQUESTS.labels("http", "Watch", body["status"]).inc()
+            count("http", "Watch", err)
             with contextlib.suppress(Exception):
                 await ws.send_text(json.dumps({"error": body}))
                 await ws.close(code=4000 + body["http_status"], reason=body["code"])
             return
-        REQUESTS.labels("http", "Watch", "OK").inc()
+        count("http", "Watch")
 
         async def pump() -> None:
             async with contextlib.aclosing(updates):
@@ -183,17 +184,22 @@ async def _elsewhere(request: Request) -> Response:
         err: GameError = InvalidOrder("Watch is a WebSocket at this path: open one (GET with Upgrade)",
                                       field="method")
     elif known is not None and known.service == service:
-        body = errors.to_dict(InvalidOrder(f"{service}/{name} takes POST, not {request.method}", field="method"))
+        wrong = InvalidOrder(f"{service}/{name} takes POST, not {request.method}", field="method")
+        count("http", name, wrong)
+        body = errors.to_dict(wrong)
         body["http_status"] = 405
         return JSONResponse({"error": body}, status_code=405, headers={"allow": "POST"})
     else:
         err = NotFound(f"no rpc {path[len('/v1/'):][:60]!r}: see the README's list", field="rpc")
+    count("http", "Watch" if (service, name) == ("Game", "Watch") else UNKNOWN, err)  # (never the path)
     body = errors.to_dict(err)
     return JSONResponse({"error": body}, status_code=body["http_status"])
 
 
 def routes() -> list[Any]:
     """The door's routes; they use the player API in ``app.state.api`` (set by the app's lifespan)."""
+    known_methods("http", rpc.UNARY)
+    known_methods("http", ("Watch",), timed=False)
     out: list[Any] = [Route(f"/v1/{r.service}/{r.name}", _unary(r), methods=["POST"])
                       for r in rpc.UNARY.values()]
     out.append(WebSocketRoute("/v1/Game/Watch", _watch()))

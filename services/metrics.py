@@ -34,6 +34,8 @@ GAMES_BY_PHASE = Gauge(
     "idle games evicted from memory are not counted until they reload", ["kind", "phase"], registry=REGISTRY)
 ROUNDS_CLOSED = Counter("archipelago_rounds_closed", "Rounds closed, early (A17) or at the deadline",
                         ["how"], registry=REGISTRY)
+for _how in ("early", "deadline"):
+    ROUNDS_CLOSED.labels(_how)  # every series from 0
 ACTIONS = Counter("archipelago_actions", "Immediate actions journaled (the Act rpc: chat, bank, trade offers "
                   "and answers; and the automatic trades of standing orders, A74), by kind", ["kind"],
                   registry=REGISTRY)

@@ -27,11 +27,11 @@ DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 #: every expression keeps to the chosen namespace and scrape job (the gateway's PodMonitor)
 SEL = 'namespace=~"$namespace", job=~"$job"'
 RATE = "$__rate_interval"
-#: gRPC status names (the ``code`` label of archipelago_requests_total, both doors) that are the
+#: gRPC status names (the ``status`` label of archipelago_requests_total, every door) that are the
 #: server's fault, not the client's
 SERVER_CODES = "INTERNAL|UNAVAILABLE|UNKNOWN|DEADLINE_EXCEEDED|DATA_LOSS"
-SERVER_ERRORS = f'code=~"{SERVER_CODES}"'
-NOT_OK = 'code!="OK"'
+SERVER_ERRORS = f'status=~"{SERVER_CODES}"'
+NOT_OK = 'status!="OK"'
 GRPC_DOOR = 'door="grpc"'
 EARLY = 'how="early"'
 #: the Redis families hold the gateways' own series (no shard label) and every shard's (shard="shard-N")
@@ -54,16 +54,31 @@ def shard_rate(metric: str, labels: str = "", extra: str = "") -> str:
     return f"max by ({by}) ({rate(metric, extra)})"
 
 
+def zero(expr: str) -> str:
+    """``expr``, or 0 when it has no series (a counter family with no child yet, every shard silent)."""
+    return f"({expr} or vector(0))"
+
+
+def idle_zero(quantile_expr: str, count_rate: str, by: str) -> str:
+    """A quantile that is 0, not NaN, for a series with no observations in the window (an idle method):
+    the quantile where it is a number, else 0 for each group the histogram has."""
+    return f"({quantile_expr} >= 0) or (0 * sum{f' by ({by})' if by else ''} ({count_rate}))"
+
+
 def quantile(q: float, metric: str, by: str = "", extra: str = "") -> str:
-    """A quantile of a gateway histogram, over every gateway."""
+    """A quantile of a gateway histogram, over every gateway (0 where idle)."""
     inner = rate(metric + "_bucket", extra)
-    return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
+    exact = f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
+    return idle_zero(exact, rate(metric + "_count", extra), by)
 
 
 def shard_quantile(q: float, metric: str, by: str = "", extra: str = "") -> str:
-    """A quantile of a shard histogram: every shard's buckets once, summed (``by`` "shard": per shard)."""
+    """A quantile of a shard histogram: every shard's buckets once, summed (``by`` "shard": per shard);
+    0 where idle."""
     inner = shard_rate(metric + "_bucket", ", ".join(x for x in ("le", by) if x and x != "shard"), extra)
-    return f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
+    exact = f"histogram_quantile({q}, sum by ({', '.join(x for x in ('le', by) if x)}) ({inner}))"
+    counted = shard_rate(metric + "_count", by if by != "shard" else "", extra)
+    return idle_zero(exact, counted, by)
 
 
 @dataclass(frozen=True)
@@ -111,19 +126,21 @@ ROWS: list[Row] = [
              "Shards of the cluster's set that answered the gateways' latest metrics refresh "
              "(archipelago_shard_up). A silent shard counts 0 and its figures leave the panels after one more "
              "refresh; a removed shard (admin remove) leaves at the next scrape."),
-        stat("Server errors", f"sum({rate('archipelago_requests_total', SERVER_ERRORS)})"
-             f" / clamp_min(sum({rate('archipelago_requests_total')}), 1e-9)",
-             "Share of requests answered with a server-side status (INTERNAL, UNAVAILABLE, …), every door.",
-             unit="percentunit"),
-        stat("Requests/s", f"sum({rate('archipelago_requests_total')})",
-             "Player API requests a second, every door and gateway.", unit="reqps"),
-        Panel.of("gRPC answers by status", f"sum by (code) ({rate('archipelago_requests_total', GRPC_DOOR)})",
-                 "gRPC door: requests a second by status (OK and every error).", legend="{{code}}",
+        stat("Server errors", zero(f"sum({rate('archipelago_requests_total', SERVER_ERRORS)})")
+             + f" / clamp_min({zero('sum(' + rate('archipelago_requests_total') + ')')}, 1e-9)",
+             "Share of requests answered with a server-side status (INTERNAL, UNAVAILABLE, …), every door; "
+             "0 when there is none.", unit="percentunit"),
+        stat("Requests/s", zero(f"sum({rate('archipelago_requests_total')})"),
+             "Requests a second, every door (gRPC, JSON + WebSocket, MCP tools, admin) and gateway.",
+             unit="reqps"),
+        Panel.of("gRPC answers by status", f"sum by (status) ({rate('archipelago_requests_total', GRPC_DOOR)})",
+                 "gRPC door: requests a second by status (OK and every error).", legend="{{status}}",
                  unit="reqps", width=24, stack=True),
     ]),
     Row("Load", [
         Panel.of("Requests/s by method and door", f"sum by (door, method) ({rate('archipelago_requests_total')})",
-                 "Player API requests a second, by rpc and by door (grpc; http = JSON + WebSocket).",
+                 "Requests a second, by rpc, tool or admin action and by door (grpc; http = JSON + WebSocket; "
+                 "mcp = tool calls; admin). method unknown: a path or name that is no rpc.",
                  legend="{{door}} {{method}}", unit="reqps"),
         Panel.of("Requests/s by gateway", f"sum by (pod) ({rate('archipelago_requests_total')})",
                  "How the load spreads over the gateway pods.", legend="{{pod}}", unit="reqps"),
@@ -150,7 +167,7 @@ ROWS: list[Row] = [
         ), "Time the autopilot takes to play one absent player.", unit="s", width=8),
     ]),
     Row("Games", [
-        stat("Games in memory", f"sum({GAMES_BY_SHARD})",
+        stat("Games in memory", zero(f"sum({GAMES_BY_SHARD})"),
              "Games the shards hold in memory (idle ones are evicted and reload from their journal)."),
         stat("Rounds closed/s", f"sum({shard_rate('archipelago_rounds_closed_total', 'how')})",
              "Rounds closed a second, every shard.", unit="ops"),
@@ -192,15 +209,20 @@ ROWS: list[Row] = [
                  legend="{{pod}}", width=9, stack=True),
     ]),
     Row("Errors", [
-        Panel.of("Errors/s by status", f"sum by (code) ({rate('archipelago_requests_total', NOT_OK)})",
+        Panel.of("Errors/s by status", f"sum by (status) ({rate('archipelago_requests_total', NOT_OK)})",
                  "Requests answered with an error, by gRPC status (the JSON door reports the same statuses).",
-                 legend="{{code}}", unit="reqps", stack=True),
-        Panel.of("Errors/s by method", f"sum by (method, code) ({rate('archipelago_requests_total', NOT_OK)})",
-                 "Which rpcs fail, and how.", legend="{{method}} {{code}}", unit="reqps"),
+                 legend="{{status}}", unit="reqps", stack=True),
+        Panel.of("Errors/s by code", f"sum by (code) ({rate('archipelago_requests_total', NOT_OK)})",
+                 "Requests answered with an error, by the error table's code (order/illegal, order/invalid, "
+                 "request/key_reused … tell apart what one gRPC status groups).", legend="{{code}}",
+                 unit="reqps", stack=True),
+        Panel.of("Errors/s by method", f"sum by (door, method, code) ({rate('archipelago_requests_total', NOT_OK)})",
+                 "Which rpcs, tools and admin actions fail, and how.", legend="{{door}} {{method}} {{code}}",
+                 unit="reqps"),
         Panel.of("Throttled/s by limit", f"sum by (limit) ({rate('archipelago_throttled_total')})",
                  "Requests refused by a per-address limit (client/throttled): lobby calls, failed "
                  "authentications, open lobby games. Behind a proxy every client shares its address.",
-                 legend="{{limit}}", unit="reqps", width=24),
+                 legend="{{limit}}", unit="reqps"),
     ]),
     Row("Shard balance", [
         Panel.of("Shard liveness", SHARDS_UP, "1: the shard answered the gateways' latest metrics refresh; 0: it "

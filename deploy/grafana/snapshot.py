@@ -18,7 +18,8 @@ No Grafana or Prometheus is needed. The run:
    target (``namespace``, ``job``, ``pod``, ``instance``) and an ``up`` series.
 2. evaluates every query of archipelago.json at every scrape, with the few PromQL shapes the dashboard uses
    (:func:`parse`): a selector with label matchers, ``rate(selector[range])``, ``sum`` / ``max`` / ``avg`` /
-   ``count`` with an optional ``by (labels)``, ``histogram_quantile(q, …)``, ``clamp_min(…, n)`` and ``a / b``.
+   ``count`` with an optional ``by (labels)``, ``histogram_quantile(q, …)``, ``clamp_min(…, n)``, ``a / b``,
+   ``n * a``, ``a >= n`` (a filter), ``a or b``, ``vector(n)`` and parentheses.
    Anything else raises :class:`Unsupported`, so a new panel is never silently blank (tests/deploy/
    test_snapshot.py parses every query of the dashboard). ``$__rate_interval`` is four scrape intervals
    (Grafana's rule), ``$namespace`` and ``$job`` the target's labels. ``rate`` is the increase between the
@@ -170,7 +171,45 @@ class Divide:
     right: Node
 
 
-Node = Selector | Rate | Aggregate | Quantile | ClampMin | Divide
+@dataclass(frozen=True)
+class Number:
+    """A number literal (a scalar): ``0`` of ``0 * x``, ``1e-9``."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class VectorOf:
+    """``vector(n)``: one series without labels."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class Times:
+    """``n * x`` or ``x * n`` (a scalar and a vector)."""
+
+    factor: float
+    arg: Node
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """``x >= n``: the series of ``x`` whose value is at least ``n`` (a filter; NaN is dropped)."""
+
+    arg: Node
+    minimum: float
+
+
+@dataclass(frozen=True)
+class Or:
+    """``a or b``: every series of ``a``, and those of ``b`` whose labels ``a`` has not."""
+
+    left: Node
+    right: Node
+
+
+Node = Selector | Rate | Aggregate | Quantile | ClampMin | Divide | Number | VectorOf | Times | AtLeast | Or
 AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
     "sum": sum, "max": max, "avg": lambda xs: sum(xs) / len(xs), "count": lambda xs: float(len(xs)),
 }
@@ -179,7 +218,7 @@ TOKEN = re.compile(r"""\s*(?:
     (?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?P<unit>ms|s|m|h|d)?(?![\w.])
   | (?P<ident>[A-Za-z_:][A-Za-z0-9_:]*)
   | (?P<str>"(?:[^"\\]|\\.)*")
-  | (?P<op>=~|!~|!=|=|[(){}\[\],/])
+  | (?P<op>=~|!~|!=|>=|=|[(){}\[\],/*])
 )""", re.VERBOSE)
 
 
@@ -234,13 +273,43 @@ class _Parser:
         return node
 
     def expression(self) -> Node:
-        node = self.term()
-        while self.peek() == ("op", "/", ""):
+        """``or`` binds loosest, then ``>=``, then ``*`` and ``/`` (PromQL's order)."""
+        node = self.comparison()
+        while self.peek()[:2] == ("ident", "or"):
             self.i += 1
-            node = Divide(node, self.term())
+            node = Or(node, self.comparison())
+        return node
+
+    def comparison(self) -> Node:
+        node = self.product()
+        if self.peek()[:2] == ("op", ">="):
+            self.i += 1
+            node = AtLeast(node, self.number())
+        return node
+
+    def product(self) -> Node:
+        node = self.term()
+        while self.peek()[:2] in (("op", "/"), ("op", "*")):
+            op = self.take("op")[1]
+            right = self.term()
+            if op == "/":
+                node = Divide(node, right)
+            elif isinstance(node, Number) != isinstance(right, Number):
+                scalar, vector = (node, right) if isinstance(node, Number) else (right, node)
+                assert isinstance(scalar, Number)
+                node = Times(scalar.value, vector)
+            else:
+                raise self.fail("* takes a number and a vector")
         return node
 
     def term(self) -> Node:
+        if self.peek()[:2] == ("op", "("):
+            self.i += 1
+            inner = self.expression()
+            self.take("op", ")")
+            return inner
+        if self.peek()[0] == "num":
+            return Number(self.number())
         name = self.take("ident")[1]
         if self.peek()[:2] != ("op", "(") and name not in AGGREGATIONS:
             return self.selector(name)
@@ -271,6 +340,8 @@ class _Parser:
             arg = self.expression()
             self.take("op", ",")
             node = ClampMin(arg, self.number())
+        elif name == "vector":
+            node = VectorOf(self.number())
         else:
             self.i -= 2
             raise self.fail(f"unsupported function {name}()")
@@ -373,6 +444,17 @@ def evaluate(node: Node, scrapes: Sequence[Scrape], i: int) -> Vector:
         return {g: x for g, b in hist.items() if not math.isnan(x := bucket_quantile(node.q, b))}
     if isinstance(node, ClampMin):
         return {g: max(v, node.minimum) for g, v in evaluate(node.arg, scrapes, i).items()}
+    if isinstance(node, VectorOf):
+        return {(): node.value}
+    if isinstance(node, Number):
+        raise Unsupported(f"a bare number {node.value} where a vector belongs")
+    if isinstance(node, Times):
+        return {g: node.factor * v for g, v in evaluate(node.arg, scrapes, i).items()}
+    if isinstance(node, AtLeast):
+        return {g: v for g, v in evaluate(node.arg, scrapes, i).items() if v >= node.minimum}
+    if isinstance(node, Or):
+        left = evaluate(node.left, scrapes, i)
+        return {**{g: v for g, v in evaluate(node.right, scrapes, i).items() if g not in left}, **left}
     left, right = evaluate(node.left, scrapes, i), evaluate(node.right, scrapes, i)
     return {g: (v / right[g] if right[g] else math.copysign(math.inf, v) if v else math.nan)
             for g, v in left.items() if g in right}

@@ -123,11 +123,28 @@ def test_every_query_of_the_dashboard_is_a_supported_shape() -> None:
     assert len(parsed) == expected > 40
     for panel, target, node in parsed:
         assert isinstance(node, snap.Selector | snap.Rate | snap.Aggregate | snap.Quantile | snap.ClampMin
-                          | snap.Divide), (panel["title"], target["expr"])
+                          | snap.Divide | snap.Or | snap.AtLeast | snap.Times), (panel["title"], target["expr"])
+
+
+def test_zero_instead_of_no_data_and_of_nan() -> None:
+    """``x or vector(0)`` is 0 where x has no series; ``(quantile >= 0) or (0 * sum by (g) (rate(count)))`` is
+    0, not NaN, for a group with no observations, and the quantile where there are some."""
+    scrapes = [snap.parse_scrape(
+        "# TYPE lat_seconds histogram\n"
+        + "".join(f'lat_seconds_bucket{{method="{m}",le="{le}"}} {n * t}\n'
+                  for m, n in (("Busy", 1), ("Idle", 0)) for le in ("0.1", "+Inf"))
+        + "".join(f'lat_seconds_count{{method="{m}"}} {n * t}\n' for m, n in (("Busy", 1), ("Idle", 0))),
+        3.0 * t, {}) for t in range(5)]
+    assert at_last('sum(rate(nothing_total[$__rate_interval])) or vector(0)', scrapes) == {(): 0.0}
+    assert at_last('sum(rate(lat_seconds_count[$__rate_interval])) or vector(0)', scrapes) == {
+        (): pytest.approx(1 / 3)}
+    idle_zero = ("(histogram_quantile(0.5, sum by (le, method) (rate(lat_seconds_bucket[$__rate_interval]))) >= 0)"
+                 " or (0 * sum by (method) (rate(lat_seconds_count[$__rate_interval])))")
+    assert at_last(idle_zero, scrapes) == {(("method", "Busy"),): pytest.approx(0.05), (("method", "Idle"),): 0.0}
 
 
 @pytest.mark.parametrize("expr", [
-    "sum(rate(x[5m])) * 2", "increase(x[1m])", "sum(x) by (a)", "topk(3, x)", "x offset 5m", "x + 1",
+    "sum(rate(x[5m])) * sum(y)", "x >= y", "increase(x[1m])", "sum(x) by (a)", "topk(3, x)", "x offset 5m", "x + 1",
     "sum without (a) (x)", "rate(x)", "abs(x)", 'x{a=~"b"', "sum(x[$oops])",
 ])
 def test_an_unsupported_shape_fails_loudly(expr: str) -> None:

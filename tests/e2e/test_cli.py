@@ -41,6 +41,6 @@ async def test_serve_create_and_two_bots_play_salvo_to_the_end(
     closed = [line for line in text.splitlines() if line.startswith("archipelago_rounds_closed_total{")]
     assert closed and all('shard="shard-' in line for line in closed)
     assert sum(float(line.rsplit(" ", 1)[1]) for line in closed) >= 2  # placement and at least one salvo
-    assert 'archipelago_requests_total{code="OK",door="grpc",method="SubmitOrders"}' in text
+    assert 'archipelago_requests_total{code="ok",door="grpc",method="SubmitOrders",status="OK"}' in text
     health = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{http}/healthz", timeout=30).read().decode())
     assert '"status":"ok"' in health
