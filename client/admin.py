@@ -111,14 +111,20 @@ def left(ms: int | None) -> str:
 
 
 def when(unix_ms: int | None) -> str:
+    """A moment in UTC, saying so: '2026-12-06 15:42:10 UTC' (the operators of a cluster may sit in
+    several time zones, and the gateway's log is in UTC on most hosts)."""
     if not unix_ms:
         return "—"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(unix_ms / 1000))
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(unix_ms / 1000))
 
 
 def render_shards(answer: dict[str, Any]) -> str:
-    return table(["SHARD", "STATE", "PID", "GAMES", "ARMED", "FIRED"],
-                 [[s["name"], s["state"], s.get("pid") or "—", s.get("games"), s.get("armed"),
+    """LIVE: games in memory in a lobby or running; FINISHED: games over still in memory (until evicted idle)."""
+    def live(s: dict[str, Any]) -> Any:
+        return s.get("live", s.get("games"))  # (a gateway older than the split sends games alone)
+
+    return table(["SHARD", "STATE", "PID", "LIVE", "FINISHED", "ARMED", "FIRED"],
+                 [[s["name"], s["state"], s.get("pid") or "—", live(s), s.get("finished"), s.get("armed"),
                    s.get("deadlines_fired")] for s in answer["shards"]])
 
 
@@ -127,8 +133,10 @@ def render_games(answer: dict[str, Any]) -> str:
              left(g.get("time_left_ms")) if g.get("deadline_unix_ms") else "—", g.get("journal_length"),
              f"{g.get('players') if g.get('players') is not None else '?'}/{g.get('seats') or '?'}",
              "yes" if g.get("in_memory") else "no"] for g in answer["games"]]
-    head = (f"shard {answer['shard']}: {answer['in_memory']} game(s) in memory, {answer['indexed']} in its "
-            "deadline index")
+    finished = sum(1 for g in answer["games"] if g.get("in_memory") and g.get("status") == "over")
+    head = (f"shard {answer['shard']}: {answer['in_memory'] - finished} live game(s) in memory"
+            + (f" and {finished} finished (kept until evicted idle)" if finished else "")
+            + f", {answer['indexed']} in its deadline index")
     return head + "\n" + table(["GAME", "KIND", "STATUS", "ROUND", "LEFT", "JOURNAL", "PLAYERS", "LOADED"], rows)
 
 
@@ -181,9 +189,19 @@ def render_notifications(a: dict[str, Any]) -> str:
 
 
 def render_action(a: dict[str, Any]) -> str:
+    """What a drain, an activate or a remove did, said once."""
     result = a.get("result")
-    detail = ", ".join(f"{k} {v}" for k, v in result.items()) if isinstance(result, dict) else str(result)
-    return f"shard {a['shard']}: {a['action']} done ({detail})"
+    result = result if isinstance(result, dict) else {}
+    shard, moved = a["shard"], result.get("moved")
+    games = f"{moved} game(s) moved to the active shards" if moved is not None else "its games moved"
+    if a["action"] == "drain":
+        return (f"shard {shard} drained: {games}; no new game goes there "
+                f"(`admin activate {shard}` takes it back, `admin remove {shard}` stops it)")
+    if a["action"] == "remove":
+        return f"shard {shard} removed: {games}, its actor stopped, out of the cluster's shard set"
+    if a["action"] == "activate":
+        return f"shard {shard} active: new games may be placed there (games moved away stay where they are)"
+    return f"shard {shard}: {a['action']} done"
 
 
 # ---------------------------------------------------------------- the command

@@ -151,12 +151,12 @@ def parse_shots(text: str) -> salvo_pb2.SalvoOrders:
 
 
 def deadline_label(round_: int, deadline_unix_ms: int, now_ms: int | None = None) -> str:
-    """'[round 3 · closes 15:42:10 · 57 s left]' (local time; the seconds left as of ``now_ms``)."""
+    """'[round 3 · closes 15:42:10 CET · 57 s left]' (local time and its zone; the seconds left as of ``now_ms``)."""
     if deadline_unix_ms <= 0:
         return f"[round {round_}]"
     now = time.time() * 1000 if now_ms is None else now_ms
     left = max(0, math.ceil((deadline_unix_ms - now) / 1000))
-    clock = time.strftime("%H:%M:%S", time.localtime(deadline_unix_ms / 1000))
+    clock = time.strftime("%H:%M:%S %Z", time.localtime(deadline_unix_ms / 1000))
     return f"[round {round_} · closes {clock} · {left} s left]"
 
 
@@ -315,10 +315,10 @@ COMMON_HELP = """\
 
 
 def clock_parts(deadline_unix_ms: int, now_ms: float | None = None) -> tuple[int, str]:
-    """(whole seconds left, the local time of the deadline 'HH:MM:SS') of a deadline > 0."""
+    """(whole seconds left, the local time of the deadline with its zone 'HH:MM:SS CET') of a deadline > 0."""
     now = time.time() * 1000 if now_ms is None else now_ms
     left = max(0, math.ceil((deadline_unix_ms - now) / 1000))
-    return left, time.strftime("%H:%M:%S", time.localtime(deadline_unix_ms / 1000))
+    return left, time.strftime("%H:%M:%S %Z", time.localtime(deadline_unix_ms / 1000))
 
 
 def countdown(deadline_unix_ms: int, now_ms: float | None = None) -> str:

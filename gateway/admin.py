@@ -6,10 +6,11 @@ compared in constant time. Player secrets and agent tokens never open it. A refu
 toward the per-address limit on failed authentications (:mod:`gateway.limits`), as a refused player
 secret does. Without a usable token (unset, too short) every path under ``/admin`` answers 404
 "admin door off". The token is never logged; the door logs each change it makes (a game ended, a
-shard drained or activated).
+shard drained or activated) and counts it in ``archipelago_admin_actions_total{action, outcome}``.
 
 - ``GET /admin/shards``: the shards — name, state ("active", "draining"; "unavailable" when it does
-  not answer), pid, games in memory, deadlines armed and fired.
+  not answer), pid, games in memory (``games``: ``live`` ones, in a lobby or running, and ``finished``
+  ones kept until they are evicted idle), deadlines armed and fired.
 - ``GET /admin/games?shard=NAME``: a shard's games, those in its memory and those in its deadline
   index: id, game, status, round, deadline (Unix ms) and time left, journal length, players.
 - ``GET /admin/games/{game_id}``: one game's public state — its summary, status, round, deadline and
@@ -38,6 +39,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from prometheus_client import Counter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -56,6 +58,19 @@ MAX_BODY = 4096
 MAX_REASON = 200
 MAX_ID = 64
 PING_TIMEOUT_S = 3.0
+
+#: the operators' actions (changes) and how each ended: done; refused (the operator's mistake: no such
+#: game or shard, a bad body, draining the last active shard); failed (the cluster could not: a
+#: shard or Redis unavailable, an internal error). Every series exists from 0.
+ACTIONS = ("end", "drain", "activate", "remove")
+OUTCOMES = ("done", "refused", "failed")
+ADMIN_ACTIONS = Counter("archipelago_admin_actions", "Operators' actions through the admin door (end a game, "
+                        "drain, activate or remove a shard), by how each ended: done, refused (no such game or "
+                        "shard, a bad request, the last active shard) or failed (the cluster could not)",
+                        ["action", "outcome"])
+for _action in ACTIONS:
+    for _outcome in OUTCOMES:
+        ADMIN_ACTIONS.labels(_action, _outcome)
 
 ApiGetter = Callable[[], PlayerAPI]
 Handler = Callable[[Request, PlayerAPI], Awaitable[Any]]
@@ -92,6 +107,21 @@ def _error(exc: BaseException, request: Request) -> Response:
 
 def _left(deadline_ms: int | None, now_ms: int) -> int:
     return max(0, deadline_ms - now_ms) if deadline_ms else 0
+
+
+def _counted(action: str, handler: Handler) -> Handler:
+    """``handler``, each call counted in ``archipelago_admin_actions_total`` by how it ended."""
+    async def counted(request: Request, api: PlayerAPI) -> Any:
+        try:
+            result = await handler(request, api)
+        except Exception as exc:
+            server = is_outage(exc) or not isinstance(exc, GameError) or exc.code.startswith("server/")
+            ADMIN_ACTIONS.labels(action, "failed" if server else "refused").inc()
+            raise
+        ADMIN_ACTIONS.labels(action, "done").inc()
+        return result
+    counted.__name__ = handler.__name__
+    return counted
 
 
 class AdminDoor:
@@ -191,12 +221,13 @@ class AdminDoor:
                 async with asyncio.timeout(PING_TIMEOUT_S):
                     stats: dict[str, Any] = await router.handle(name).ping.remote()
             except Exception as exc:  # the operator wants to see which one does not answer
-                return {"name": name, "state": "unavailable", "pid": 0, "games": 0, "armed": 0,
-                        "deadlines_fired": 0, "error": type(exc).__name__}
+                return {"name": name, "state": "unavailable", "pid": 0, "games": 0, "live": 0, "finished": 0,
+                        "armed": 0, "deadlines_fired": 0, "error": type(exc).__name__}
             draining = stats.get("draining") or router.states.get(name) == "draining"
+            games, finished = int(stats.get("games", 0)), int(stats.get("finished", 0))
             return {"name": name, "state": "draining" if draining else "active",
-                    "pid": stats.get("pid", 0), "games": stats.get("games", 0), "armed": stats.get("armed", 0),
-                    "deadlines_fired": stats.get("deadlines_fired", 0)}
+                    "pid": stats.get("pid", 0), "games": games, "live": games - finished, "finished": finished,
+                    "armed": stats.get("armed", 0), "deadlines_fired": stats.get("deadlines_fired", 0)}
 
         return {"shards": list(await asyncio.gather(*(one(n) for n in router.names)))}
 
@@ -237,13 +268,13 @@ class AdminDoor:
     async def drain(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
         name = self._shard_name(api, str(request.path_params["name"]))
         result = await api.router.drain(name)
-        log.warning("admin: shard %s drained", name)
+        log.warning("admin: shard %s drained (%s game(s) moved to the active shards)", name, result.get("moved"))
         return {"shard": name, "action": "drain", "result": json.loads(json.dumps(result, default=str))}
 
     async def remove(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
         name = self._shard_name(api, str(request.path_params["name"]))
         result = await api.router.remove(name)
-        log.warning("admin: shard %s drained and removed", name)
+        log.warning("admin: shard %s removed (%s game(s) moved to the active shards)", name, result.get("moved"))
         return {"shard": name, "action": "remove", "result": json.loads(json.dumps(result, default=str))}
 
     async def activate(self, request: Request, api: PlayerAPI) -> dict[str, Any]:
@@ -275,10 +306,13 @@ class AdminDoor:
             Route("/admin/shards", self._endpoint({"GET": self.shards}), methods=every),
             Route("/admin/games", self._endpoint({"GET": self.games}), methods=every),
             Route("/admin/games/{game_id}", self._endpoint({"GET": self.game}), methods=every),
-            Route("/admin/games/{game_id}/end", self._endpoint({"POST": self.end}), methods=every),
-            Route("/admin/shards/{name}/drain", self._endpoint({"POST": self.drain}), methods=every),
-            Route("/admin/shards/{name}/activate", self._endpoint({"POST": self.activate}), methods=every),
-            Route("/admin/shards/{name}/remove", self._endpoint({"POST": self.remove}), methods=every),
+            Route("/admin/games/{game_id}/end", self._endpoint({"POST": _counted("end", self.end)}), methods=every),
+            Route("/admin/shards/{name}/drain", self._endpoint({"POST": _counted("drain", self.drain)}),
+                  methods=every),
+            Route("/admin/shards/{name}/activate", self._endpoint({"POST": _counted("activate", self.activate)}),
+                  methods=every),
+            Route("/admin/shards/{name}/remove", self._endpoint({"POST": _counted("remove", self.remove)}),
+                  methods=every),
             Route("/admin/notifications", self._endpoint({"GET": self.notifications}), methods=every),
             Route("/admin", fallback, methods=every),
             Route("/admin/{rest:path}", fallback, methods=every),

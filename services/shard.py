@@ -407,7 +407,9 @@ class ShardCore(ShardApi):
         return out
 
     async def stats(self) -> dict[str, Any]:
-        return {"name": self.name, "pid": os.getpid(), "games": len(self.games),
+        """``games``: every game in memory; ``finished``: those of them over (kept until evicted idle)."""
+        finished = sum(1 for actor in self.games.values() if actor.status == "over")
+        return {"name": self.name, "pid": os.getpid(), "games": len(self.games), "finished": finished,
                 "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired, "draining": self.draining}
 
 

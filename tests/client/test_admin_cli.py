@@ -7,8 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from client.admin import render_end, render_game, render_games, resolve_token, resolve_url, server_flag
+from client.admin import (
+    render_action,
+    render_end,
+    render_game,
+    render_games,
+    render_shards,
+    resolve_token,
+    resolve_url,
+    server_flag,
+    when,
+)
 from client.cli import build_parser
+from client.play import clock_parts, deadline_label
 
 
 def test_the_url_defaults_to_the_local_http_port() -> None:
@@ -56,7 +67,7 @@ def test_the_answers_read_as_tables() -> None:
         {"game_id": "g2", "game": "archipelago", "status": "lobby", "round": None, "deadline_unix_ms": 1,
          "time_left_ms": 80_000_000, "journal_length": None, "players": 1, "seats": 4, "in_memory": False}]})
     assert text.splitlines() == [
-        "shard shard-0: 1 game(s) in memory, 2 in its deadline index",
+        "shard shard-0: 1 live game(s) in memory, 2 in its deadline index",
         "GAME  KIND         STATUS   ROUND  LEFT         JOURNAL  PLAYERS  LOADED",
         "g1    salvo        running  2      42 s         12       2/2      yes",
         "g2    archipelago  lobby    —      22 h 13 min  —        1/4      no"]
@@ -90,3 +101,54 @@ def test_the_outcome_reads_in_words_with_the_players_nicknames() -> None:
     text = render_end({"game_id": "g1", "ended": True, "version": 9, "reason": "",
                        "outcome": {"winners": [], "draw": False, "reason": "ended", "scores": []}})
     assert text == "ended game g1 at version 9: no winner (an operator ended the game)"
+
+
+def test_a_finished_game_in_memory_is_not_counted_as_live() -> None:
+    shards = render_shards({"shards": [
+        {"name": "shard-0", "state": "active", "pid": 41, "games": 5, "live": 3, "finished": 2, "armed": 3,
+         "deadlines_fired": 7},
+        {"name": "shard-1", "state": "unavailable", "pid": 0, "games": 0, "live": 0, "finished": 0, "armed": 0,
+         "deadlines_fired": 0}]})
+    assert shards.splitlines() == [
+        "SHARD    STATE        PID  LIVE  FINISHED  ARMED  FIRED",
+        "shard-0  active       41   3     2         3      7",
+        "shard-1  unavailable  —    0     0         0      0"]
+    games = render_games({"shard": "shard-0", "in_memory": 2, "indexed": 1, "games": [
+        {"game_id": "g1", "game": "salvo", "status": "running", "round": 2, "deadline_unix_ms": 1,
+         "time_left_ms": 42_000, "journal_length": 12, "players": 2, "seats": 2, "in_memory": True},
+        {"game_id": "g2", "game": "salvo", "status": "over", "round": 9, "deadline_unix_ms": 0,
+         "time_left_ms": 0, "journal_length": 40, "players": 2, "seats": 2, "in_memory": True}]})
+    assert games.splitlines()[0] == ("shard shard-0: 1 live game(s) in memory and 1 finished (kept until evicted "
+                                     "idle), 1 in its deadline index")
+
+
+def test_a_drain_remove_or_activate_says_what_it_did_once() -> None:
+    drained = render_action({"shard": "shard-1", "action": "drain", "result": {"shard": "shard-1", "moved": 3}})
+    assert drained == ("shard shard-1 drained: 3 game(s) moved to the active shards; no new game goes there "
+                       "(`admin activate shard-1` takes it back, `admin remove shard-1` stops it)")
+    removed = render_action({"shard": "shard-1", "action": "remove",
+                             "result": {"shard": "shard-1", "moved": 0, "removed": True}})
+    assert removed == ("shard shard-1 removed: 0 game(s) moved to the active shards, its actor stopped, out of "
+                       "the cluster's shard set")
+    active = render_action({"shard": "shard-4", "action": "activate", "result": {"shard": "shard-4",
+                                                                                 "state": "active"}})
+    assert active.startswith("shard shard-4 active: new games may be placed there")
+    for text in (drained, removed, active):
+        assert "done (" not in text and text.count("shard shard-") == 1, text  # the shard named once
+
+
+def test_deadlines_say_their_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    moment = 1_767_225_600_000 + 3_723_000  # 2026-01-01 01:02:03 UTC
+    assert when(moment) == "2026-01-01 01:02:03 UTC"
+    assert when(None) == "—"
+    monkeypatch.setenv("TZ", "Asia/Jerusalem")
+    time.tzset()
+    try:
+        assert clock_parts(moment, now_ms=moment - 5_000) == (5, "03:02:03 IST")
+        assert deadline_label(3, moment, now_ms=moment - 57_000) == "[round 3 · closes 03:02:03 IST · 57 s left]"
+        assert when(moment) == "2026-01-01 01:02:03 UTC", "the operators' times stay in UTC"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

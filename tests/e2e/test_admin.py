@@ -46,7 +46,7 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
             monkeypatch.setenv("ARCHIPELAGO_ADMIN_TOKEN", token)  # (the commands below inherit it)
             rc, shards = await run("admin", "shards", "--url", http)  # the old name of --server: still taken
             assert rc == 0 and "--url is deprecated: use --server" in shards, shards
-            assert re.search(r"^SHARD\s+STATE\s+PID\s+GAMES\s+ARMED", shards, re.M), shards
+            assert re.search(r"^SHARD\s+STATE\s+PID\s+LIVE\s+FINISHED\s+ARMED", shards, re.M), shards
             assert re.search(r"^shard-0\s+active\s+\d+", shards, re.M) and re.search(r"^shard-1\s+active", shards, re.M)
 
             # the guest's webhook answers 500: the operators see that channel failing, without its URL

@@ -14,9 +14,11 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 from google.protobuf import json_format
+from prometheus_client import REGISTRY
 
 from archipelago.v1 import lobby_pb2
 from client.errors import ApiError
+from gateway.admin import ACTIONS, OUTCOMES
 from gateway.api import ApiConfig, PlayerAPI, hash_secret
 from gateway.http import build_app
 from gateway.limits import Limits
@@ -219,3 +221,39 @@ async def test_drain_and_activate_refuse_an_unknown_shard(cluster: Cluster) -> N
         refusal(await client.get("/admin/nothing-here"), 404, "lookup/not_found")
         shards = (await client.get("/admin/shards")).json()["shards"]
     assert all(s["state"] == "active" for s in shards), "nothing was drained"
+
+
+def actions(action: str, outcome: str) -> float:
+    value = REGISTRY.get_sample_value("archipelago_admin_actions_total", {"action": action, "outcome": outcome})
+    assert value is not None, f"archipelago_admin_actions_total{{{action}, {outcome}}} exists from 0"
+    return value
+
+
+async def test_each_admin_action_is_counted_by_outcome_and_a_finished_game_is_not_live(cluster: Cluster) -> None:
+    for action in ACTIONS:
+        for outcome in OUTCOMES:
+            actions(action, outcome)  # every series exists before any action
+    game = await new_game(lambda: cluster.client("web"))
+    shard = await cluster.api.router.shard_of(game.game_id)
+    before = {(a, o): actions(a, o) for a in ACTIONS for o in OUTCOMES}
+    async with door(cluster.api) as client:
+        listed = {s["name"]: s for s in (await client.get("/admin/shards")).json()["shards"]}
+        assert (await client.post(f"/admin/games/{game.game_id}/end")).status_code == 200
+        assert (await client.post(f"/admin/games/{game.game_id}/end")).status_code == 200  # (already over: done)
+        refusal(await client.post("/admin/games/no-such-game/end"), 404, "lookup/not_found")
+        refusal(await client.post("/admin/shards/no-such-shard/drain"), 404, "lookup/not_found")
+        refusal(await client.post("/admin/shards/shard-x/activate"), 404, "lookup/not_found")
+        refusal(await client.post(f"/admin/shards/{shard}/remove", headers={"authorization": "Bearer nope"}),
+                401, "auth/unauthenticated")  # not an action: the door refused the caller
+        after = {s["name"]: s for s in (await client.get("/admin/shards")).json()["shards"]}
+    gained = {k: actions(*k) - v for k, v in before.items() if actions(*k) != v}
+    assert gained == {("end", "done"): 2, ("end", "refused"): 1, ("drain", "refused"): 1,
+                      ("activate", "refused"): 1}, gained
+    # the game is over but still in its shard's memory: counted there as finished, not live
+    for row in (listed[shard], after[shard]):
+        assert row["games"] == row["live"] + row["finished"], row
+    # (other tests' games may end meanwhile: at least ours moved from live to finished)
+    assert after[shard]["finished"] >= listed[shard]["finished"] + 1, (listed, after)
+    assert after[shard]["live"] <= listed[shard]["live"] - 1, (listed, after)
+    await game.host.close()
+    await game.guest.close()
