@@ -294,6 +294,21 @@ ROWS: list[Row] = [
            "old by the gateways.", unit="ops", width=8),
     ]),
     Row("Gateway processes", [
+        Panel("Collector pauses p99", (
+            Target(quantile(0.99, "archipelago_gc_pause_seconds", "generation", GATEWAY_OWN),
+                   "gateways gen {{generation}}"),
+            Target(shard_quantile(0.99, "archipelago_gc_pause_seconds", "generation", SHARDS_OWN),
+                   "shards gen {{generation}}"),
+        ), "How long the garbage collector stopped a process, by generation (archipelago_gc_pause_seconds): every "
+           "call and stream of that process waits meanwhile; a long full (gen 2) collection shows as a latency "
+           "spike.", unit="s"),
+        Panel("Collector pauses/s", (
+            Target(f"sum by (generation) ({rate('archipelago_gc_pause_seconds_count', GATEWAY_OWN)})",
+                   "gateways gen {{generation}}"),
+            Target("sum by (generation) "
+                   f"({shard_rate('archipelago_gc_pause_seconds_count', 'generation', SHARDS_OWN)})",
+                   "shards gen {{generation}}"),
+        ), "Garbage collections a second, by generation, gateways and shards.", unit="ops"),
         Panel.of("Gateway memory", f"sum by (pod) (process_resident_memory_bytes{sel()})",
                  "Resident memory of each gateway process (its Ray node beside it is not counted).",
                  legend="{{pod}}", unit="bytes"),
