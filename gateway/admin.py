@@ -48,6 +48,7 @@ from engine.errors import GameError, InvalidOrder, NotFound, Unauthenticated
 from gateway import errors
 from gateway.api import PlayerAPI, bearer
 from gateway.metrics import UNKNOWN, count, known
+from services import tracing
 from services.store import is_outage
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ class AdminDoor:
                 return _error(exc, request)
             count("admin", action)
             return JSONResponse(result)
-        return endpoint
+        return tracing.traced_endpoint(f"admin {next(iter(handlers.values())).__name__}", "admin", endpoint)
 
     # ---------------------------------------------------------------- checks
     @staticmethod

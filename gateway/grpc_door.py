@@ -26,6 +26,7 @@ from gateway import errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.limits import PEER, TooLarge, grpc_peer
 from gateway.metrics import LATENCY, OK, REQUESTS, UNKNOWN, count, known
+from services import tracing
 
 __all__ = ["LATENCY", "REQUESTS", "build_server", "set_serving"]  # (REQUESTS, LATENCY: gateway.metrics')
 
@@ -80,7 +81,10 @@ async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseE
     kind = errors.kind_of(err)
     count("grpc", door_method, err)
     context.set_trailing_metadata(errors.trailers(err))
-    await context.abort(kind.grpc, str(err))
+    try:
+        await context.abort(kind.grpc, str(err))
+    finally:  # (after the tracing wrapper's own status, which would carry the refusal's words)
+        tracing.failed(err.code)
 
 
 def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]:
@@ -200,7 +204,7 @@ async def build_server(api: PlayerAPI, address: str, health_servicer: health.aio
     """A grpc.aio server with Lobby, Game, health and reflection, bound to ``address``; pass
     ``health_servicer`` to change its health later (:func:`set_serving`). ``reuse_port``: several
     gateway processes share the port (otherwise a second server on it fails to bind)."""
-    server = grpc.aio.server(options=[
+    server = grpc.aio.server(interceptors=tracing.grpc_interceptors(), options=[
         ("grpc.so_reuseport", int(reuse_port)),
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         # Calls arriving while the event loop is busy wait in gRPC's core until the server takes them;

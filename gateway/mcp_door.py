@@ -52,7 +52,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from archipelago.v1 import game_pb2
-from engine.errors import InvalidOrder, NotStarted, PermissionDenied, StaleVersion, Unauthenticated
+from engine.errors import GameError, InvalidOrder, NotStarted, PermissionDenied, StaleVersion, Unauthenticated
 from gateway import errors, rpc
 from gateway.agent_notify import deadline_notice, notices_of, worded
 from gateway.agent_views import SHAPERS, shaper
@@ -60,6 +60,7 @@ from gateway.api import AGENT_PREFIX, Caller, PlayerAPI, bearer
 from gateway.limits import TooLarge
 from gateway.metrics import count_tools
 from gateway.web import MAX_BODY, parse
+from services import tracing
 from services.notify.kinds import Notice
 
 RULES = Path(__file__).with_name("agent_rules")
@@ -294,6 +295,32 @@ def rules_text(kind: str) -> str:
     return (RULES / f"{kind}.md").read_text(encoding="utf-8") + shaper(kind).rules_extra()
 
 
+class TracedServer(MCPServer[Any]):
+    """The MCP server whose every tool call is a SERVER span of the MCP door (named after the tool, or
+    ``unknown``), continuing a ``traceparent`` the HTTP request carries; a refused call's span has
+    the error's code (:func:`services.tracing.failed`: a tool's refusal, its game error's; arguments
+    that do not fit the tool, or no such tool, ``order/invalid``)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+                        ) -> Any:
+        if not tracing.enabled():
+            return await super().call_tool(name, arguments, context)
+        try:
+            headers = getattr(context.request_context.request, "headers", None) if context is not None else None
+        except (AttributeError, ValueError):  # (no HTTP request: an in-process client)
+            headers = None
+        tool = name if self._tool_manager.get_tool(name) is not None else "unknown"
+        with tracing.server_span(f"mcp {tool}", "mcp", headers, **{"mcp.tool": tool}) as span:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except Exception as exc:
+                cause = exc.__context__ if isinstance(exc, ToolError) else exc
+                code = (cause.code if isinstance(cause, GameError) else "order/invalid" if isinstance(exc, ToolError)
+                        else errors.as_game_error(exc).code)
+                tracing.failed(code, span)
+                raise
+
+
 class McpDoor:
     """The MCP server and its route; ``api()`` gives the player API of the running gateway.
 
@@ -304,8 +331,8 @@ class McpDoor:
         self.api = api
         self.allowed_extra = os.environ.get(ALLOWED_HOSTS_ENV, "") if allowed_extra is None else allowed_extra
         self._allowed: tuple[str, list[str]] = ("", [])
-        self.server: MCPServer[Any] = MCPServer(name="archipelago", title="Archipelago game cluster",
-                                                instructions=INSTRUCTIONS)
+        self.server: MCPServer[Any] = TracedServer(name="archipelago", title="Archipelago game cluster",
+                                                   instructions=INSTRUCTIONS)
         # The Host/Origin check is the guard's (with the public URL); the library's own would refuse it.
         sub = self.server.streamable_http_app(
             streamable_http_path="/mcp", stateless_http=True, json_response=True, host=host,

@@ -10,6 +10,7 @@ import re
 import time
 from typing import Any
 
+from opentelemetry import trace
 from prometheus_client import Counter
 
 from engine.errors import Conflict, NotFound, Unavailable
@@ -35,6 +36,10 @@ MOVED_RETRIES = 4  # a call that meets a draining shard goes again (the set re-r
 DRAIN_TIMEOUT_S = 60.0  # how long a drain waits for the calls in flight on the drained shard
 
 
+#: a call waiting in a :class:`Batcher`: method, arguments, trace carrier, its answer, its hop span
+Pending = tuple[str, tuple[Any, ...], dict[str, str], asyncio.Future[dict[str, Any]], trace.Span]
+
+
 class Batcher:
     """Coalesces the calls to one shard: a call goes out at once when the line to the shard is idle;
     calls arriving while a batch is out wait and leave together in the next one — unless that batch
@@ -52,16 +57,24 @@ class Batcher:
     def __init__(self, router: ShardRouter, shard: str) -> None:
         self.router = router
         self.shard = shard
-        self.pending: list[tuple[str, tuple[Any, ...], dict[str, str], asyncio.Future[dict[str, Any]]]] = []
+        self.pending: list[Pending] = []
         self.in_flight: list[float] = []  # when each batch out now left (loop time)
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def call(self, method: str, args: tuple[Any, ...]) -> dict[str, Any]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending.append((method, args, tracing.carrier(), fut))
-        self._kick()
-        return await fut
+        with tracing.hop_span(self.shard, method) as span:  # (the shard's span is its child)
+            self.pending.append((method, args, tracing.carrier(), fut, span))
+            self._kick()
+            try:
+                reply = await fut
+            except Exception as exc:
+                tracing.failed(getattr(exc, "code", "server/internal"), span)
+                raise
+            if span.is_recording() and (code := tracing.error_code(reply)) is not None:
+                tracing.failed(code, span)
+            return reply
 
     def _kick(self) -> None:
         loop = asyncio.get_running_loop()
@@ -83,15 +96,15 @@ class Batcher:
         self._timer = None
         self._kick()
 
-    async def _send(self, batch: list[tuple[str, tuple[Any, ...], dict[str, str],
-                                            asyncio.Future[dict[str, Any]]]], started: float) -> None:
+    async def _send(self, batch: list[Pending], started: float) -> None:
         try:
-            replies = await self.router.send_batch(self.shard, [(m, a, c) for m, a, c, _ in batch])
-            for (_, _, _, fut), reply in zip(batch, replies, strict=True):
+            tracing.batch_left([entry[4] for entry in batch])
+            replies = await self.router.send_batch(self.shard, [(m, a, c) for m, a, c, _, _ in batch])
+            for (_, _, _, fut, _), reply in zip(batch, replies, strict=True):
                 if not fut.done():
                     fut.set_result(reply)
         except Exception as exc:
-            for _, _, _, fut in batch:
+            for _, _, _, fut, _ in batch:
                 if not fut.done():
                     fut.set_exception(exc)
         finally:

@@ -39,6 +39,7 @@ from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
 from gateway.limits import TooLarge
 from gateway.metrics import LATENCY, UNKNOWN, count
 from gateway.metrics import known as known_methods
+from services import tracing
 
 MAX_BODY = MAX_REQUEST_BYTES
 #: seconds a WebSocket may take to send its first (hello) frame before it is closed (4408)
@@ -92,7 +93,7 @@ def _unary(r: rpc.Rpc) -> Callable[[Request], Awaitable[Response]]:
         LATENCY.labels("http", r.name).observe(time.perf_counter() - start)
         count("http", r.name)
         return JSONResponse(to_json(result))
-    return endpoint
+    return tracing.traced_endpoint(f"POST /v1/{r.service}/{r.name}", "http", endpoint)
 
 
 def _watch() -> Callable[[WebSocket], Awaitable[None]]:
@@ -108,6 +109,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
                                        f"{HELLO_TIMEOUT_S:g} s", field="authorization", rule="A3")
                 body = errors.to_dict(late) | {"http_status": HELLO_CLOSE - 4000}
                 count("http", "Watch", late)
+                tracing.failed(late.code)
                 with contextlib.suppress(Exception):
                     await ws.send_text(json.dumps({"error": body}))
                     await ws.close(code=HELLO_CLOSE, reason="hello timeout")
@@ -138,6 +140,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
             err = errors.as_game_error(exc)
             body = errors.to_dict(err)
             count("http", "Watch", err)
+            tracing.failed(err.code)
             with contextlib.suppress(Exception):
                 await ws.send_text(json.dumps({"error": body}))
                 await ws.close(code=4000 + body["http_status"], reason=body["code"])
@@ -163,6 +166,8 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
             await asyncio.gather(sending, reading, return_exceptions=True)
         if sending.done() and not sending.cancelled():
             failure = sending.exception()
+            if failure is not None:
+                tracing.failed(errors.as_game_error(failure).code)
             with contextlib.suppress(Exception):
                 if failure is None:
                     await ws.close(code=1000)  # after game_over
@@ -170,7 +175,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
                     body = errors.to_dict(failure)
                     await ws.send_text(json.dumps({"error": body}))
                     await ws.close(code=4000 + body["http_status"], reason=body["code"])
-    return endpoint
+    return tracing.traced_endpoint("WebSocket /v1/Game/Watch", "http", endpoint)
 
 
 async def _elsewhere(request: Request) -> Response:

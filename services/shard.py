@@ -203,11 +203,15 @@ class ShardCore(ShardApi):
 
         async def fire(game_id: str, wake: int) -> bool:
             async with gate:
-                try:
-                    passed = await self.reloading(self._deadline_of, game_id)
-                except Exception:
-                    log.exception("deadline of %s failed", game_id)
-                    return False
+                # one trace per wake-up: a close, its journal writes and the engine's resolution under it
+                with tracing.root_span("shard.deadline", game=game_id, shard=self.name) as span:
+                    try:
+                        passed = await self.reloading(self._deadline_of, game_id)
+                    except Exception as exc:
+                        log.exception("deadline of %s failed", game_id)
+                        tracing.failed(error_dict(exc)["code"], span)
+                        return False
+                    span.set_attribute("archipelago.deadline.passed", passed is not None)
                 if passed is not None:  # (late from the deadline itself, not from a warning's wake-up)
                     metrics.DEADLINE_LATENESS.observe(max(0, self.now_ms() - passed) / 1000.0)
                 return passed is not None
@@ -482,8 +486,11 @@ class GameShard:
         """Many calls in one Ray call (the gateway batches per shard); run concurrently, each game's
         own calls still in arrival order (its lock is fair). Each continues its caller's trace."""
         async def one(method: str, args: tuple[Any, ...], parent: dict[str, str]) -> dict[str, Any]:
-            with tracing.span_from(parent, f"shard.{method}", shard=self.core.name):
-                return await self.call(method, *args)
+            with tracing.span_from(parent, f"shard.{method}", shard=self.core.name) as span:
+                reply = await self.call(method, *args)
+                if (code := tracing.error_code(reply)) is not None:
+                    tracing.failed(code, span)
+                return reply
         return list(await asyncio.gather(*(one(m, a, c) for m, a, c in calls)))
 
     async def metrics(self) -> list[Any]:
