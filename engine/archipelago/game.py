@@ -185,6 +185,7 @@ def _events(state: State, raw: list[dict[str, Any]], start_vis: list[int], end_v
     (``start_vis``/``end_vis``: each seat's sight as tile bits, at the start and end of the round)."""
     out: list[Event] = []
     players = len(start_vis)
+    seen: list[int] = []  # each seat's sight over the round (start or end), once needed
     for e in raw:
         parts = e["parts"]
         if parts is None:
@@ -195,8 +196,11 @@ def _events(state: State, raw: list[dict[str, Any]], start_vis: list[int], end_v
         t = e["tile"]
         if obs is None or t is None:
             continue
-        watchers = frozenset(p for p in range(players) if p not in parts and p not in e["others"]
-                             and in_sight(state, start_vis[p] | end_vis[p], t))
+        if not seen:
+            seen = [start_vis[p] | end_vis[p] for p in range(players)]
+        others = e["others"]
+        watchers = frozenset(p for p in range(players) if p not in parts and p not in others
+                             and in_sight(state, seen[p], t))
         if watchers:
             data = {"kind": e["ev"]["kind"], **obs, "tile": e["ev"]["tile"]}
             out.append(Event(e["ev"]["kind"], data, watchers))

@@ -55,7 +55,7 @@ Choices where the text still leaves room:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine.archipelago.board import DELTA, Tile, dist, tie_key, tile_dict
@@ -65,6 +65,7 @@ from engine.archipelago.state import State, Unit
 from engine.archipelago.units import A66_TYPES, AIR, LAND, RESOURCES, SEA, UNIT_TYPES
 
 RawEvent = dict[str, Any]
+_NO_SEATS: frozenset[int] = frozenset()
 
 SCORE_CENTRE = 3
 SCORE_RING = 2
@@ -74,6 +75,11 @@ STRENGTH = {k: t.duel_strength for k, t in UNIT_TYPES.items()}
 DOMAIN = {k: t.domain for k, t in UNIT_TYPES.items()}
 CAPACITY = {k: t.capacity for k, t in UNIT_TYPES.items()}
 SHIP_TYPES = frozenset(k for k, t in UNIT_TYPES.items() if t.is_ship)
+#: the unit types settled in place when one enters an empty tile alone (not flags, not aircraft)
+ENTER_ALONE_TYPES = frozenset(k for k, t in UNIT_TYPES.items() if k != "flag" and t.domain != AIR)
+#: the unit types that control the land tile they stand on (A47): land units but mines and flags
+CONTROLLING_TYPES = frozenset(k for k, t in UNIT_TYPES.items() if t.domain == LAND and not t.is_mine
+                              and not t.is_flag)
 
 
 def _desc(u: Unit, died: bool, full: bool, state: State) -> dict[str, Any]:
@@ -90,20 +96,26 @@ def _desc(u: Unit, died: bool, full: bool, state: State) -> dict[str, Any]:
 class Resolver:
     """Working data of one resolution; mutates its own clone of the state."""
 
-    def __init__(self, state: State, parsed: dict[int, Parsed]) -> None:
+    def __init__(self, state: State, parsed: dict[int, Parsed],
+                 placed: tuple[dict[Tile, str], dict[Tile, list[str]]] | None = None) -> None:
+        """``placed``: ``occ`` and ``air`` of ``state`` when already known (:func:`_round_clone`)."""
         self.s = state
         self.b = state.board
         self.units = state.units
         self.parsed = parsed
         self.events: list[RawEvent] = []
-        self.occ: dict[Tile, str] = {}
-        self.air: dict[Tile, list[str]] = {}
         self.won: set[int] = set()
         self.home_queue: list[str] = []
         self.rafts: list[tuple[str, int, Tile, list[str]]] = []
         self.drops: dict[Tile, list[tuple[str, bool]]] = {}
         self.stopped: set[str] = set()
-        self.start_control = dict(state.control)
+        # (the clone's own control: control() replaces state.control, never changes it in place)
+        self.start_control = state.control
+        if placed is not None:
+            self.occ, self.air = placed
+            return
+        self.occ = {}  # tile -> the unit standing there (not an aircraft, not cargo)
+        self.air = {}  # tile -> the aircraft parked there (not cargo)
         for u in self.units.values():
             if u.carrier is None:
                 if DOMAIN[u.type] == AIR:
@@ -120,7 +132,7 @@ class Resolver:
         if tile is not None:
             ev["tile"] = tile_dict(tile)
         self.events.append({"ev": ev, "parts": parts, "tile": tile, "observed": observed,
-                            "others": others or set()})
+                            "others": others or _NO_SEATS})
 
     # -- placement helpers ----------------------------------------------------------------------
     def empty(self, t: Tile) -> bool:
@@ -394,7 +406,7 @@ class Resolver:
             mset = set(movers)
             pos: dict[str, Tile] = {}
             tgt: dict[str, Tile] = {}
-            last: dict[str, bool] = {}
+            last: set[str] = set()  # the aircraft whose path ends with this step
             held: set[str] = set()
             terrain: set[str] = set()
             boarders: dict[str, str] = {}
@@ -403,9 +415,9 @@ class Resolver:
                 u = units[m]
                 x, y = pos[m] = u.tile
                 dx, dy = DELTA[paths[m][s - 1]]
-                x, y = x + dx, y + dy
+                x += dx
+                y += dy
                 t = tgt[m] = (x, y)
-                last[m] = len(paths[m]) == s
                 # (a) terrain holds
                 typ = u.type
                 dom = DOMAIN[typ]
@@ -416,6 +428,8 @@ class Resolver:
                     terrain.add(m)  # carried flags never move; cargo holds while its carrier moves
                     continue
                 if dom == AIR:
+                    if len(paths[m]) == s:
+                        last.add(m)
                     continue
                 if typ == "flag":
                     # A100: off the home island or onto a mine: held from the start of the
@@ -449,9 +463,14 @@ class Resolver:
                 self.event("held", u.tile, {u.owner}, {"units": [{"id": m, "owner": u.owner}]})
             self._fixed_point(movers, mset, held, boarders, tgt, last, inflight)
             # (b) swaps
-            cands = [m for m in movers if m in units and m not in held and m not in boarders
-                     and units[m].carrier is None and DOMAIN[units[m].type] != AIR]
-            by_pos = {pos[m]: m for m in cands}
+            cands: list[str] = []  # unheld movers on the ground (not aircraft, not cargo)
+            by_pos: dict[Tile, str] = {}  # their tiles
+            for m in movers:
+                if m not in held and m not in boarders and m in units:
+                    u = units[m]
+                    if u.carrier is None and DOMAIN[u.type] != AIR:
+                        cands.append(m)
+                        by_pos[pos[m]] = m
             swapped = False
             for m in cands:
                 if m not in units or m in held:
@@ -500,25 +519,30 @@ class Resolver:
                     self.move_unit(u, t)
                 else:
                     u.tile = t
-                c_id = boarders.get(m)
+                c_id = boarders.get(m) if boarders else None
                 if c_id is not None:
                     units[c_id].cargo.append(m)
                     u.carrier = c_id
                     stopped.add(m)
                     self.event("board", t, {u.owner}, {"units": [{"id": m, "owner": u.owner}], "carrier": c_id})
                     continue
-                if DOMAIN[u.type] == AIR and not last[m]:
+                if DOMAIN[u.type] == AIR and m not in last:
                     inflight.add(m)
                     continue
-                inflight.discard(m)
-                groups.setdefault(t, []).append(m)
+                if inflight:
+                    inflight.discard(m)
+                group = groups.get(t)
+                if group is None:
+                    groups[t] = [m]
+                else:
+                    group.append(m)
             contested: list[Tile] = []
+            drops = self.drops
             for t, ents in groups.items():
                 # the common case: one unit (not a flag, not an aircraft) enters an empty tile; it
                 # touches nothing but this tile, so it is settled here, in any order
-                if len(ents) == 1 and t not in occ and not air.get(t) and t not in self.drops:
-                    typ = units[ents[0]].type
-                    if typ != "flag" and DOMAIN[typ] != AIR:
+                if len(ents) == 1 and t not in occ and t not in drops and not air.get(t):
+                    if units[ents[0]].type in ENTER_ALONE_TYPES:
                         occ[t] = ents[0]
                         continue
                 contested.append(t)
@@ -551,7 +575,7 @@ class Resolver:
         return None
 
     def _fixed_point(self, movers: list[str], mset: set[str], held: set[str], boarders: dict[str, str],
-                     tgt: dict[str, Tile], last: dict[str, bool], inflight: set[str]) -> None:
+                     tgt: dict[str, Tile], last: set[str], inflight: set[str]) -> None:
         """Blocking (a): passes until no mover is newly held, each judged against the previous
         pass's holds.  A pass judges again only the movers whose judgement a new hold can change:
         those with the newly held mover's owner and target (the first of them may change) and
@@ -566,7 +590,7 @@ class Resolver:
         for m in movers:
             if m in units and m not in held and m not in boarders:
                 u = units[m]
-                if DOMAIN[u.type] != AIR or last[m]:
+                if DOMAIN[u.type] != AIR or m in last:
                     t = tgt[m]
                     key = (u.owner, t)
                     group = same.get(key)
@@ -589,11 +613,12 @@ class Resolver:
                     continue
                 o = occ.get(t)
                 lst = air.get(t)
-                if o is None and not lst:
-                    continue
-                here = [o] if o is not None else []
-                if lst:
-                    here.extend(lst)
+                if o is None:
+                    if not lst:
+                        continue
+                    here: Sequence[str] = lst
+                else:
+                    here = [o, *lst] if lst else (o,)
                 for o in here:
                     ou = units[o]
                     if o in mset and o not in held:
@@ -793,14 +818,19 @@ class Resolver:
         s = self.s
         b = self.b
         a66: list[int] = []
+        limited: set[tuple[int, str]] | None = None  # (seat, type) of the living units of a limited type
         for p in range(s.players):
             stock = s.pstates[p].stock
             for bl in self.parsed[p].builds:
                 ut = UNIT_TYPES[bl.type]
                 data: dict[str, Any] = {"type": bl.type}
-                if ut.limit is not None and any(u.owner == p and u.type == bl.type for u in self.units.values()):
-                    self.event("build_skipped", None, {p}, {**data, "reason": "limit"})
-                    continue
+                if ut.limit is not None:
+                    if limited is None:
+                        limited = {(u.owner, u.type) for u in self.units.values()
+                                   if UNIT_TYPES[u.type].limit is not None}
+                    if (p, bl.type) in limited:
+                        self.event("build_skipped", None, {p}, {**data, "reason": "limit"})
+                        continue
                 if any(stock[r] < n for r, n in ut.cost.items()):
                     self.event("build_skipped", None, {p}, {**data, "reason": "unaffordable"})
                     continue
@@ -848,6 +878,8 @@ class Resolver:
                 uid = s.new_id()
                 nu = Unit(uid, p, bl.type, spot)
                 self.units[uid] = nu
+                if limited is not None and ut.limit is not None:
+                    limited.add((p, bl.type))
                 self.place(nu, spot)
                 self.event("build", spot, {p}, {**data, "units": [{"id": uid, "owner": p, "type": bl.type}]})
                 if bl.type in A66_TYPES and p not in a66:
@@ -881,10 +913,10 @@ class Resolver:
         b = self.b
         ctl: dict[Tile, int] = {}
         standing: dict[Tile, Unit] = {}
+        units, land = self.units, b.land
         for t, uid in self.occ.items():
-            u = self.units[uid]
-            ut = UNIT_TYPES[u.type]
-            if t in b.land and ut.domain == LAND and not ut.is_mine and not ut.is_flag:
+            u = units[uid]
+            if u.type in CONTROLLING_TYPES and t in land:
                 standing[t] = u
         for t, owner in sorted(s.outposts.items(), key=_yx) if capture else ():
             cap = standing.get(t)
@@ -993,14 +1025,14 @@ def resolve_state(state: State, orders_by_player: Mapping[int, Mapping[str, Any]
                   ) -> tuple[State, list[RawEvent], list[int], list[int]]:
     """Resolve one round.  Returns the new state, raw events and the start/end sight per seat
     (tile bits, :func:`engine.archipelago.fog.visible_bits`)."""
-    s = state.clone()
+    s, occ, air = _round_clone(state)
     parsed = {p: parse_orders(state, p, orders_by_player.get(p) or {}, strict=False)
               for p in range(s.players)}
     for p, po in parsed.items():
         if po.bonus is not None:
             s.pstates[p].bonus = po.bonus
     start_vis = sight(state)
-    r = Resolver(s, parsed)
+    r = Resolver(s, parsed, (occ, air))
     if s.round == 0:
         _deploy(r)
         r.control()
@@ -1032,6 +1064,22 @@ def resolve_state(state: State, orders_by_player: Mapping[int, Mapping[str, Any]
         ps.opening_total = sum(ps.stock.values())
     end_vis = update_memory(s)
     return s, r.events, start_vis, end_vis
+
+
+def _round_clone(state: State) -> tuple[State, dict[Tile, str], dict[Tile, list[str]]]:
+    """``state.clone()`` for a resolution with the clone's ``occ`` and ``air`` (:class:`Resolver`),
+    from one pass over the units."""
+    units: dict[str, Unit] = {}
+    occ: dict[Tile, str] = {}
+    air: dict[Tile, list[str]] = {}
+    for k, u in state.units.items():
+        units[k] = c = Unit(u.id, u.owner, u.type, u.tile, u.carrier, list(u.cargo), u.flag, u.raft)  # u.clone()
+        if c.carrier is None:
+            if DOMAIN[c.type] == AIR:
+                air.setdefault(c.tile, []).append(c.id)
+            else:
+                occ[c.tile] = c.id
+    return state.clone(units), occ, air
 
 
 def _deploy(r: Resolver) -> None:

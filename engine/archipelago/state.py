@@ -172,9 +172,10 @@ class State:
         self.outcome = outcome  # Outcome.to_dict() once the game is over
 
     # -- copying ------------------------------------------------------------------------------
-    def clone(self) -> State:
+    def clone(self, units: dict[str, Unit] | None = None) -> State:
+        """A copy to change (the board shared); ``units``: the copy's units when already copied."""
         return State(self.board, self.players, round=self.round, version=self.version,
-                     units={k: u.clone() for k, u in self.units.items()},
+                     units={k: u.clone() for k, u in self.units.items()} if units is None else units,
                      outposts=dict(self.outposts), control=dict(self.control),
                      pstates=[p.clone() for p in self.pstates], rng=Rng.from_state(self.rng.state),
                      id_secret=self.id_secret, id_counter=self.id_counter, a66_done=self.a66_done,
