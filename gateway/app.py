@@ -250,8 +250,8 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
     def is_ready() -> bool:
         return "ready" in state and bool(state["ready"].ready)
 
-    async def refresh() -> None:
-        await state["metrics"].refresh()
+    async def refresh(budget_s: float) -> None:
+        await state["metrics"].refresh(budget_s)
 
     web = uvicorn_server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host, ready=is_ready),
                                         host=host, port=http_port))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -225,20 +226,39 @@ class PeerAddress:
         await self.app(scope, receive, send)
 
 
+#: how long a /metrics answer waits for the shards' samples at most (a shard that has not answered by
+#: then is down: archipelago_shard_up 0); less when the scraper's own timeout is shorter
+SCRAPE_BUDGET_S = 5.0
+
+
+def scrape_budget(header: str | None) -> float:
+    """Seconds a scrape may wait for the shards: ``SCRAPE_BUDGET_S``, or less when Prometheus says (its
+    ``X-Prometheus-Scrape-Timeout-Seconds`` header) that it gives up sooner — then 80 % of that, so the
+    answer, with a silent shard marked down, still reaches it in time (a scrape that times out loses
+    every figure of the cluster, not only the silent shard's)."""
+    try:
+        scraper = float(header) if header else 0.0
+    except ValueError:
+        scraper = 0.0
+    if not math.isfinite(scraper) or scraper <= 0:
+        return SCRAPE_BUDGET_S
+    return max(0.1, min(SCRAPE_BUDGET_S, scraper * 0.8))
+
+
 def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
-              before_scrape: Callable[[], Awaitable[None]] | None = None,
+              before_scrape: Callable[[float], Awaitable[None]] | None = None,
               lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
               host: str = "127.0.0.1", ready: Callable[[], bool] | None = None,
               admin_token: str | None = None) -> Starlette:
-    """``/healthz`` is the cluster's health (``health()``: Redis and every shard), ``/readyz`` this
-    gateway's readiness (``ready()``: it can serve and is not draining — no shard is asked), ``/livez``
-    that its process answers at all. ``before_scrape`` runs before each /metrics answer (it fetches
-    the shards' samples); ``lifespan`` owns the resources the app uses and puts the player API in ``app.state.api`` (or
-    the caller sets it). The app's own lifespan also runs the MCP door's session manager; ``host``
-    is the address served (the MCP door's own Host check accepts it, loopback names, the public
-    URL's host and ``ARCHIPELAGO_ALLOWED_HOSTS``: :func:`gateway.mcp_door.allowed_hosts`);
-    ``admin_token`` opens the operators' door under /admin/ (:mod:`gateway.admin`; None: read once
-    from ``ARCHIPELAGO_ADMIN_TOKEN``)."""
+    """``/healthz`` is the cluster's health (``health()``: Redis and every shard), ``/readyz`` this gateway's
+    readiness (``ready()``: it can serve and is not draining — no shard is asked), ``/livez`` that its process
+    answers at all. ``before_scrape(budget_s)`` runs before each /metrics answer (it fetches the shards'
+    samples, waiting at most ``budget_s``: :func:`scrape_budget`); ``lifespan`` owns the resources the app uses
+    and puts the player API in ``app.state.api`` (or the caller sets it). The app's own lifespan also runs the
+    MCP door's session manager; ``host`` is the address served (the MCP door's own Host check accepts it,
+    loopback names, the public URL's host and ``ARCHIPELAGO_ALLOWED_HOSTS``:
+    :func:`gateway.mcp_door.allowed_hosts`); ``admin_token`` opens the operators' door under /admin/
+    (:mod:`gateway.admin`; None: read once from ``ARCHIPELAGO_ADMIN_TOKEN``)."""
     async def healthz(_request: Request) -> Response:
         try:
             async with asyncio.timeout(HEALTH_TIMEOUT_S):
@@ -255,9 +275,9 @@ def build_app(health: Callable[[], Awaitable[dict[str, Any]]],
     async def livez(_request: Request) -> Response:
         return JSONResponse({"status": "alive"})
 
-    async def metrics(_request: Request) -> Response:
+    async def metrics(request: Request) -> Response:
         if before_scrape is not None:
-            await before_scrape()
+            await before_scrape(scrape_budget(request.headers.get("x-prometheus-scrape-timeout-seconds")))
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     app: Starlette | None = None
