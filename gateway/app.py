@@ -226,7 +226,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
         state["ready"], state["grpc_port"] = ready, port
         monitor = asyncio.get_running_loop().create_task(_monitor(api, ready))
         shard_metrics = ShardCollector(api.router)
-        REGISTRY.register(shard_metrics)
+        shard_metrics.attach(REGISTRY)  # (with the gateway's process_* and event-loop lag)
         state["api"], state["metrics"] = api, shard_metrics
         app.state.api = api
         gctune.tune()  # (what start-up made, out of the collector's way)
@@ -239,7 +239,7 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
             monitor.cancel()
             api.end_streams()  # (streams never end by themselves: the grace is for unary calls)
             await server.stop(grace=STOP_GRACE_S)
-            REGISTRY.unregister(shard_metrics)
+            shard_metrics.detach()
             await api.stop()
 
     async def health_report() -> dict[str, Any]:

@@ -8,10 +8,14 @@ as :data:`UNKNOWN`); ``status`` the gRPC status name (``OK`` on success; the JSO
 statuses, as HTTP ones); ``code`` the error table's code (gateway/errors.py), :data:`OK` on success.
 ``archipelago_request_latency_seconds{door, method}``: unary calls (not Watch streams).
 
-A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`, and
-the garbage collector's pauses, :class:`services.metrics.GcPauses`)
+A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`, with
+its connection pool's, the garbage collector's pauses, :class:`services.metrics.GcPauses`, the event
+loop's lag, :class:`services.metrics.LoopLag`, and the process's own ``process_*``)
 comes out once: the gateway's own samples, without a ``shard`` label, then every shard's. (Two
-families of one name in a scrape are refused, so the gateway's are registered nowhere else.)
+families of one name in a scrape are refused, so the gateway's are registered nowhere else: its
+``process_*`` collector, prometheus_client's default one, leaves the default registry while the
+collector is :meth:`ShardCollector.attach`-ed and comes out inside it; a ShardCollector registered
+otherwise leaves the shards' ``process_*`` out.)
 """
 
 from __future__ import annotations
@@ -20,14 +24,14 @@ import asyncio
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import PROCESS_COLLECTOR, Counter, Histogram
 from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import Collector
+from prometheus_client.registry import Collector, CollectorRegistry
 
 from engine.errors import GameError
 from gateway import errors
 from gateway.router import ShardRouter
-from services.metrics import PROCESS_GC, PROCESS_REDIS, Family
+from services.metrics import PROCESS_GC, PROCESS_LAG, PROCESS_REDIS, Family
 
 #: the doors (the ``door`` label)
 DOORS = ("grpc", "http", "mcp", "admin")
@@ -82,14 +86,41 @@ class ShardCollector(Collector):
     remove``) leaves every family, ``archipelago_shard_up`` too."""
 
     GRACE = 1  # refreshes a silent shard's last snapshot is still shown
+    #: the families of a process's own figures (prometheus_client's ProcessCollector)
+    PROCESS_PREFIX = "process_"
 
     def __init__(self, router: ShardRouter,
-                 local: Iterable[Any] = (PROCESS_REDIS.seconds, PROCESS_REDIS.errors, PROCESS_GC.seconds)) -> None:
+                 local: Iterable[Any] = (PROCESS_REDIS.seconds, PROCESS_REDIS.errors, PROCESS_REDIS.pool,
+                                         PROCESS_GC.seconds, PROCESS_LAG.seconds)) -> None:
         self.router = router
         self.local = tuple(local)
         self.snapshots: dict[str, list[Family]] = {}
         self.up: dict[str, bool] = {}
         self.misses: dict[str, int] = {}
+        self._registry: CollectorRegistry | None = None
+        self._process: Collector | None = None  # the gateway's process_* collector, while attached
+
+    def attach(self, registry: CollectorRegistry) -> None:
+        """Serve on ``registry`` (the gateway's, while it serves): the registry's ``process_*`` collector
+        (prometheus_client's default one) moves inside this collector, beside the shards' ``process_*``,
+        and the gateway's event-loop lag is measured (:data:`services.metrics.PROCESS_LAG`)."""
+        try:
+            registry.unregister(PROCESS_COLLECTOR)
+            self._process = PROCESS_COLLECTOR
+        except KeyError:  # (a registry without it: the shards' process_* alone)
+            self._process = None
+        registry.register(self)
+        self._registry = registry
+        PROCESS_LAG.start()
+
+    def detach(self) -> None:
+        """Undo :meth:`attach`."""
+        PROCESS_LAG.stop()
+        if self._registry is not None:
+            self._registry.unregister(self)
+            if self._process is not None:
+                self._registry.register(self._process)
+        self._registry, self._process = None, None
 
     async def refresh(self, timeout_s: float = 5.0) -> None:
         """Fetch every shard's samples (one Ray call each, at most ``timeout_s``). A shard that does not
@@ -116,7 +147,7 @@ class ShardCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         members = set(self.router.names)
         families: dict[str, Metric] = {}
-        for metric in self.local:
+        for metric in (*self.local, *((self._process,) if self._process is not None else ())):
             for own in metric.collect():
                 fam = families[own.name] = Metric(own.name, own.documentation, own.type)
                 fam.samples.extend(own.samples)
@@ -128,6 +159,8 @@ class ShardCollector(Collector):
             if shard not in members:
                 continue
             for name, typ, doc, samples in snap:
+                if self._registry is None and name.startswith(self.PROCESS_PREFIX):
+                    continue  # (not attached: the registry's own process_* would come out twice)
                 merged = families.get(name)
                 if merged is None:
                     merged = families[name] = Metric(name, doc, typ)

@@ -196,6 +196,7 @@ class ActorCore:
         self.public = False
         self.code = ""
         self.created_ms = 0
+        self.started_ms = 0  # when play began (the start entry's time; 0 before): a game's duration
         self.seats: list[Seat] = []
         self.status = LOBBY
         self.state: Any = None
@@ -256,6 +257,7 @@ class ActorCore:
         before V is applied; ``writing`` names the version in flight meanwhile, and a read of the
         updates waits for it (:meth:`wait_version`) — whether or not the watcher heard its notice."""
         self.writing = self.version + 1
+        before = self.status
         try:
             with metrics.JOURNAL.time(), tracing.span("journal.write", game=self.game_id, op=entry["op"]):
                 # Only if the journal ends where this actor's state does: no two writers of one game.
@@ -276,6 +278,8 @@ class ActorCore:
                 self.apply(entry)
         else:
             self.apply(entry)
+        metrics.count_game(self.kind, entry["op"], before, self.status, at_ms=int(entry.get("at") or self.now_ms()),
+                           created_ms=self.created_ms, started_ms=self.started_ms, outcome=self.outcome)
         await self._notify_entry(self.version)
 
     def apply(self, entry: Mapping[str, Any]) -> None:

@@ -74,6 +74,7 @@ class LobbyPart(ActorCore):
                 self.standing[s.seat] = standing.check_standing(
                     self.state, s.seat, standing.default_standing(self.state, s.seat))
         self.status = RUNNING
+        self.started_ms = int(e["at"])
         self._push("started", status=RUNNING)
         self._open_round(int(e["at"]))
 

@@ -82,11 +82,13 @@ class ShardCore(ShardApi):
                 self._arm(game_id, deadline)
             await self.store.heartbeat_shard(self.name, self.now_ms())
             self._timer = asyncio.get_running_loop().create_task(self._timer_loop())
+            metrics.SHARD_LAG.start()  # (the process's event-loop lag: one task per process)
             self._started = True
 
     async def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
+        metrics.SHARD_LAG.stop()
         await self.store.close()
 
     # ---------------------------------------------------------------- games

@@ -268,6 +268,7 @@ class Store:
         # Any: redis-py types asyncio commands as "Awaitable[T] | T", which mypy cannot await.
         self.redis: Any = _MeteredRedis(connection_pool=pool)
         self.redis.metrics = self.metrics = metrics
+        metrics.pool.track(pool)  # (its connections in use and idle, read when the process is scraped)
         self._appends = _Appends(self.redis)
         self._touch: Any = self.redis.register_script(_TOUCH)
         self._linger: Any = self.redis.register_script(_LINGER)
@@ -281,6 +282,7 @@ class Store:
         return self.key("g", game_id, "updates")
 
     async def close(self) -> None:
+        self.metrics.pool.untrack(self.redis.connection_pool)
         await self.redis.aclose()
 
     async def ping(self) -> bool:

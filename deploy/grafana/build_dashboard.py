@@ -244,6 +244,28 @@ ROWS: list[Row] = [
         ), "New games placed on a shard, and games moved to another shard (draining a shard moves its games).",
             unit="ops"),
     ]),
+    Row("Game lifecycle", [
+        Panel.of("Games started/min by kind",
+                 f"60 * sum by (kind) ({shard_rate('archipelago_games_started_total', 'kind')})",
+                 "Games whose play began a minute (archipelago_games_started_total), by kind, every shard. A game "
+                 "reloaded after a shard restart is not counted again.", legend="{{kind}}", unit="short",
+                 stack=True),
+        Panel.of("Games finished/min by kind and outcome",
+                 f"60 * sum by (kind, outcome) ({shard_rate('archipelago_games_finished_total', 'kind, outcome')})",
+                 "Games that ended a minute (archipelago_games_finished_total): won (a winner, or a win shared by "
+                 "a tie), draw, ended (by an operator: admin end), abandoned (a lobby nobody started before it "
+                 "expired).", legend="{{kind}} {{outcome}}", unit="short", stack=True),
+        Panel("Game duration p50 / p99 by kind", (
+            Target(shard_quantile(0.5, "archipelago_game_duration_seconds", "kind"), "p50 {{kind}}"),
+            Target(shard_quantile(0.99, "archipelago_game_duration_seconds", "kind"), "p99 {{kind}}"),
+        ), "From a game's start to its end, games that ended in the window (archipelago_game_duration_seconds); "
+           "a lobby ended or expired before its start has none.", unit="s"),
+        Panel("Lobby wait p50 / p99 by kind", (
+            Target(shard_quantile(0.5, "archipelago_lobby_wait_seconds", "kind"), "p50 {{kind}}"),
+            Target(shard_quantile(0.99, "archipelago_lobby_wait_seconds", "kind"), "p99 {{kind}}"),
+        ), "From a game's creation to its start, games started in the window (archipelago_lobby_wait_seconds).",
+            unit="s"),
+    ]),
     Row("Redis", [
         Panel("Redis round trip p50 / p99", (
             Target(quantile(0.5, "archipelago_redis_command_seconds", extra=GATEWAY_OWN), "p50 gateways"),
@@ -309,12 +331,36 @@ ROWS: list[Row] = [
                    f"({shard_rate('archipelago_gc_pause_seconds_count', 'generation', SHARDS_OWN)})",
                    "shards gen {{generation}}"),
         ), "Garbage collections a second, by generation, gateways and shards.", unit="ops"),
-        Panel.of("Gateway memory", f"sum by (pod) (process_resident_memory_bytes{sel()})",
+        Panel("Event-loop lag p99", (
+            Target(quantile(0.99, "archipelago_event_loop_lag_seconds", extra=GATEWAY_OWN), "gateways"),
+            Target(shard_quantile(0.99, "archipelago_event_loop_lag_seconds", "shard", SHARDS_OWN), "{{shard}}"),
+        ), "How late each process's event loop runs a timer (archipelago_event_loop_lag_seconds, measured every "
+           "0.5 s): every call and stream of that process waits as much. A shard's lag with its CPU near 1 is a "
+           "shard with too much to do.", unit="s"),
+        Panel("Redis pool", (
+            Target(f"sum by (state) (archipelago_redis_pool_connections{sel(GATEWAY_OWN)})", "gateways {{state}}"),
+            Target(f"sum(archipelago_redis_pool_waiting{sel(GATEWAY_OWN)})", "gateways waiting"),
+            Target("sum by (state) (max by (shard, state) "
+                   f"(archipelago_redis_pool_connections{sel(SHARDS_OWN)}))", "shards {{state}}"),
+            Target(f"sum(max by (shard) (archipelago_redis_pool_waiting{sel(SHARDS_OWN)}))", "shards waiting"),
+        ), "Redis connections of the processes' pools, read at each scrape: in use (lent to a command), idle, and "
+           "calls waiting for one (a pool at its max_connections: they wait up to its timeout, then fail).",
+           unit="short"),
+        Panel.of("Gateway memory", f"sum by (pod) (process_resident_memory_bytes{sel(GATEWAY_OWN)})",
                  "Resident memory of each gateway process (its Ray node beside it is not counted).",
                  legend="{{pod}}", unit="bytes"),
-        Panel.of("Gateway CPU", f"sum by (pod) ({rate('process_cpu_seconds_total')})",
+        Panel.of("Gateway CPU", f"sum by (pod) ({rate('process_cpu_seconds_total', GATEWAY_OWN)})",
                  "CPU seconds a second of each gateway process (the HorizontalPodAutoscaler's signal is "
                  "the pod's).", legend="{{pod}}", unit="percentunit"),
+    ]),
+    Row("Shard processes", [
+        Panel.of("Shard CPU", shard_rate("process_cpu_seconds_total", extra=SHARDS_OWN),
+                 "CPU seconds a second of each shard process (process_cpu_seconds_total with a shard label, "
+                 "through the gateways). A shard runs one event loop: near 1 it is saturated.",
+                 legend="{{shard}}", unit="percentunit"),
+        Panel.of("Shard memory", f"max by (shard) (process_resident_memory_bytes{sel(SHARDS_OWN)})",
+                 "Resident memory of each shard process (its games in memory, their journals' updates kept for "
+                 "Watch resumption).", legend="{{shard}}", unit="bytes"),
     ]),
 ]
 
