@@ -371,13 +371,14 @@ def render(view: game_pb2.GetViewResponse, now_ms: float | None = None) -> str:
 
 
 def summary(view: game_pb2.GetViewResponse, now_ms: float | None = None) -> str:
-    """One line while the others act: the turn, the phase, the stack's height, who has priority."""
+    """One line while the others act: the turn, the phase, the stack's height, who has priority (wrapped
+    under itself when wider than the terminal: long nicknames)."""
     if not view.HasField("arcmage"):
         return render(view, now_ms)
     t = Table.of(view)
     stack = len(t.v.get("stack") or [])
-    return (f"[turn {t.v.get('turn', 0)} · {t.whose(t.v.get('active'))} turn · {t.v.get('phase', '?')}"
-            + (f" · stack {stack}" if stack else "") + f"] {priority(t, now_ms)}")
+    return fit([f"[turn {t.v.get('turn', 0)} · {t.whose(t.v.get('active'))} turn · {t.v.get('phase', '?')}"
+                + (f" · stack {stack}" if stack else "") + f"] {priority(t, now_ms)}"])
 
 
 def legal(view: game_pb2.GetViewResponse) -> list[dict[str, Any]]:
@@ -445,15 +446,15 @@ class ArcmageUI:
 
     def notice(self, update: game_pb2.Update) -> str | None:
         """The game's events as they happen (only those the player may see: the server sends no other),
-        and the others' chat."""
+        and the others' chat; a line wider than the terminal wrapped under itself."""
         if self.last is None or not self.last.HasField("arcmage"):
             return None
         t = Table.of(self.last)
         if update.kind == "chat" and update.chat.seat != self.last.you:
-            return f"[chat] {t.who(update.chat.seat)}: {update.chat.text}"
+            return fit([f"[chat] {t.who(update.chat.seat)}: {update.chat.text}"])
         if update.kind != "event":
             return None
-        return f"[{describe_event(update.event_kind, whole(json_format.MessageToDict(update.data)), t)}]"
+        return fit([f"[{describe_event(update.event_kind, whole(json_format.MessageToDict(update.data)), t)}]"])
 
     def label(self, view: game_pb2.GetViewResponse) -> str:
         t = Table.of(view)
@@ -533,7 +534,7 @@ class ArcmageUI:
             except EmptyLine:
                 continue
             except ValueError as exc:
-                seat.say(f"error: {exc}")
+                seat.say(fit([f"error: {exc}"]))
                 continue
             if isinstance(choice, tuple):
                 await self._command(choice, seat, view, actions)
@@ -544,12 +545,12 @@ class ArcmageUI:
                                       arcmage=json_format.ParseDict(choice, arcmage_pb2.ArcmageAction()))
             except ApiError as err:
                 if err.status in ("ABORTED", "FAILED_PRECONDITION"):  # the step moved on meanwhile
-                    seat.say(f"too late: {err.message}")
+                    seat.say(fit([f"too late: {err.message}"]))
                     return MOVED_ON
-                seat.say(f"refused: {err.message}" + (f" (rule {err.rule}: /rules/arcmage#{err.rule})"
-                                                      if err.rule else ""))
+                seat.say(fit([f"refused: {err.message}" + (f" (rule {err.rule}: /rules/arcmage#{err.rule})"
+                                                           if err.rule else "")]))
                 continue
-            seat.say(f"done: {describe_action(choice, t)}")
+            seat.say(fit([f"done: {describe_action(choice, t)}"]))
             return SUBMITTED
 
     async def _command(self, cmd: tuple[str, str], seat: Seat, view: game_pb2.GetViewResponse,
@@ -566,8 +567,8 @@ class ArcmageUI:
             if arg not in t.cards:
                 seat.say(f"error: no card {arg!r} you can see")
             else:
-                seat.say(f"{t.name(arg)}: {face_line(t.face(arg), None)}"
-                         + (f" · artist {t.face(arg)['artist']}" if t.face(arg).get("artist") else ""))
+                seat.say(fit([f"{t.name(arg)}: {face_line(t.face(arg), None)}"
+                              + (f" · artist {t.face(arg)['artist']}" if t.face(arg).get("artist") else "")]))
         elif name == "chat":
             await common_command(seat, f"chat {arg}", HELP)
 

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from typing import Any
 
 import pytest
 
+from archipelago.v1 import game_pb2
 from client import play as play_mod
-from client.play import play
+from client.play import clock_parts, play
 from client.play_arcmage import (
     ArcmageUI,
     Table,
     action_list,
     describe_action,
+    face_line,
     legal,
     parse_choice,
     render,
@@ -32,7 +33,8 @@ NOW = 2_000_000_000_000  # the deadline shown: 57 s after "now"
 
 
 def clock(ms: int) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ms / 1000))
+    """The deadline's local time as the countdown shows it ('15:42:10 UTC')."""
+    return clock_parts(ms)[1]
 
 
 def view_of(state: ArcState, seat: int) -> dict[str, Any]:
@@ -126,7 +128,9 @@ def test_m42_an_interception_decision_shows_the_attack_and_the_choices_in_words(
 def test_m25_the_summary_while_the_others_act_names_who_has_priority(stack_state: ArcState) -> None:
     seat = GAME.step(stack_state).players[0]
     other = 1 - seat
-    line = summary(response(stack_state, other, deadline_unix_ms=NOW), now_ms=NOW - 10_000)
+    text = summary(response(stack_state, other, deadline_unix_ms=NOW), now_ms=NOW - 10_000)
+    assert max(len(x) for x in text.splitlines()) <= 120
+    line = " ".join(x.strip() for x in text.splitlines())  # (one line, wrapped when wider than the terminal)
     v = view_of(stack_state, other)
     assert line.startswith(f"[turn {v['turn']} · ") and f" · {v['phase']} · stack {len(v['stack'])}] " in line
     assert line.endswith(f"priority: seat {seat} ({['alice', 'bob'][seat]}) (window, response deadline: closes "
@@ -155,6 +159,39 @@ def test_m26_every_legal_action_of_a_game_is_described_in_words_naming_its_cards
                 assert f"{t.cards[cid]['name']} ({cid})" in words, (a, words)
         state, _ = GAME.apply_action(state, seat, GAME.autopilot_action(view_of(state, seat)))
     assert {"pass", "choose", "draw", "resource", "play", "attack", "move"} <= kinds, kinds
+
+
+def test_m25_a_summary_wider_than_the_terminal_is_wrapped_under_itself(stack_state: ArcState) -> None:
+    """The line a step while the others act fits 120 columns whatever the nicknames (and the clock's
+    zone): wider, the terminal would wrap it itself (tests/e2e/test_play_pty.py found one of 121)."""
+    seat = GAME.step(stack_state).players[0]
+    view = response(stack_state, 1 - seat, deadline_unix_ms=NOW)
+    view.players[seat].nickname = "a-rather-long-nickname-too"
+    text = summary(view, now_ms=NOW - 10_000)
+    lines = text.splitlines()
+    assert len(lines) == 2 and max(map(len, lines)) <= 120 and lines[1].startswith("  "), lines
+    assert " ".join(x.strip() for x in lines).endswith(
+        f"priority: seat {seat} (a-rather-long-nickname-too) (window, response deadline: closes {clock(NOW)} · 10 s "
+        "left)")
+
+
+def test_m26_a_notice_wider_than_the_terminal_is_wrapped_under_itself(stack_state: ArcState) -> None:
+    """An event naming many cards (an attack by a whole army) and a long chat fit 120 columns: the
+    terminal would wrap them itself, breaking the screen's rows (tests/e2e/test_play_pty.py)."""
+    ui = ArcmageUI()
+    ui.render(response(stack_state, 0))
+    cards = sorted(view_of(stack_state, 0)["cards"])[:8]
+    event = game_pb2.Update(kind="event", event_kind="attack", seq=1)
+    event.data.update({"player": 1, "city": cards[0], "attackers": cards[1:]})
+    chat = game_pb2.Update(kind="chat", seq=2, chat=game_pb2.ChatMessage(seat=1, text="well played " * 20))
+    for update, start in ((event, "[attack: "), (chat, "[chat] seat 1 (bob): well played")):
+        text = ui.notice(update)
+        assert text is not None and text.startswith(start), text
+        lines = text.splitlines()
+        assert len(lines) > 1 and max(map(len, lines)) <= 120, lines
+        assert all(x.startswith("  ") for x in lines[1:]), lines  # under itself
+    said = " ".join(x.strip() for x in ui.notice(event).splitlines())  # type: ignore[union-attr]
+    assert "player seat 1 (bob)" in said and all(f"({c})" in said for c in cards), said
 
 
 @pytest.mark.parametrize(("line", "wanted"), [
@@ -230,6 +267,33 @@ async def test_m25_a_step_that_moves_on_at_the_prompt_abandons_it_and_a_stale_ac
     async with asyncio.timeout(WAIT_S):
         assert await player == 1
     assert table.acts == []
+
+
+async def test_m26_a_cards_whole_face_and_the_action_done_fit_the_terminals_width(table: EngineGame) -> None:
+    """``card <id>`` shows a card's whole text, wrapped under itself at 120 columns (unwrapped, the
+    terminal would wrap it); so is the "done:" line of a long action."""
+    view = response(table.state, 0)
+    t = Table.of(view)
+    cid = max(GAME.view(table.state, 0)["hand"], key=lambda c: len(str(t.face(c).get("text") or "")))
+    actions = legal(view)
+    longest = max(range(len(actions)), key=lambda i: len(describe_action(actions[i], t)))
+    screen, keys = Transcript(), Keyboard()
+    player = asyncio.ensure_future(play(table, "g1", lines=keys, out=screen))
+    at = await screen.expect("action (1-")
+    keys.typed.put_nowait(f"card {cid}")
+    start = await screen.expect(f"\n{t.name(cid)}: ", at)
+    end = await screen.expect("\n[turn", start)  # (the next prompt)
+    face = screen.getvalue()[start - len(f"{t.name(cid)}: "):end - len("[turn")].splitlines()
+    assert len(face) > 1 and max(map(len, face)) <= 120 and all(x.startswith("  ") for x in face[1:]), face
+    assert " ".join(x.strip() for x in face).startswith(f"{t.name(cid)}: {face_line(t.face(cid), None)}"[:200])
+    keys.typed.put_nowait(str(longest + 1))
+    at = await screen.expect("\ndone: ", end)
+    done = screen.getvalue()[at - len("done: "):].split("\n[", 1)[0].splitlines()
+    assert max(map(len, done)) <= 120 and " ".join(x.strip() for x in done) == \
+        f"done: {describe_action(actions[longest], t)}", done
+    keys.typed.put_nowait(None)
+    async with asyncio.timeout(WAIT_S):
+        assert await player == 1
 
 
 async def test_chat_from_the_prompt(table: EngineGame) -> None:

@@ -1,9 +1,10 @@
 """`archipelago play` in a pseudo-terminal of 120×40 (as tmux gives), against a bot on the other seat,
 played from the screen alone: the test reads what the screen shows (pyte emulates the terminal) and
-types, as a player does.  A Salvo game and an Archipelago game each run to their end; in each a chat
-arrives while the player is typing (the typed text stays on the prompt line and is not run), the
-countdown of the toolbar moves, and the screen fits: the title on the first row, the grid's or the
-map's ruler above and below, the toolbar on the last rows, nothing wrapped."""
+types, as a player does.  A Salvo game, an Archipelago game and an Arcmage game each run to their end;
+in each a chat arrives while the player is typing (the typed text stays on the prompt line and is not
+run), the countdown of the toolbar moves, and the screen fits: the title on the first row, the grid's
+or the map's ruler above and below (Arcmage: the whole table with its numbered actions above the
+prompt), the toolbar on the last rows, nothing wrapped."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from archipelago.v1 import archipelago_pb2 as A
-from archipelago.v1 import salvo_pb2
+from archipelago.v1 import arcmage_pb2, salvo_pb2
 from client.bot import play_seat
 from client.errors import ApiError
 from client.grpc_client import Client
 from tests.conftest import Cluster
 from tests.e2e.pty_screen import COLS, ROWS, WAIT_S, PtyProgram
+from tests.e2e.test_cli_arcmage import OUTCOME, TURN_LIMIT
 from tests.e2e.test_play import EXE
 
 pytestmark = pytest.mark.e2e
@@ -258,6 +260,125 @@ async def test_a13_a18_a53_a_human_plays_archipelago_from_the_screen_of_a_120x40
     p.type("done\r")
     await p.shows("game over after round 2", timeout=60)
     assert await p.wait() == 0
+    assert not list(seats.state.glob("archipelago/*")), "the game is over: nothing of it kept on this machine"
+
+
+ACTION_PROMPT = re.compile(r"action \(1-(\d+), pass, help\)>")
+NUMBERED = re.compile(r" {2,3}(\d+)\. (\S.*)")
+TABLE_TITLE = re.compile(r"Arcmage · turn (\d+) · (.+?) turn · phase (\w+) · you are seat \d")
+ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-Za-z]|[@-_])")
+
+
+def action_prompt(p: PtyProgram) -> int | None:
+    """How many actions the prompt on the cursor's line offers (nothing typed on it yet, the toolbar
+    drawn under it); None while there is no such prompt."""
+    found = ACTION_PROMPT.fullmatch(p.cursor_line())
+    return int(found[1]) if found and "(you)" in p.lines()[-1] else None
+
+
+def listed(p: PtyProgram) -> tuple[re.Match[str], list[str]]:
+    """The table and the numbered actions the screen shows above the prompt: (the table's title, the
+    actions in words).  The whole table is on the screen — its title, then "your actions:" and the
+    list — and only the game's notices ("[…]", wrapped under themselves) come between the list and the
+    prompt."""
+    lines = p.lines()[:p.screen.cursor.y]
+    heads = [i for i, x in enumerate(lines) if x == "your actions:"]
+    assert heads, f"no list of actions above the prompt:\n{p.text}"
+    titles = [m for m in map(TABLE_TITLE.match, lines[:heads[-1]]) if m]
+    assert titles, f"the table's title is not on the screen (the table is taller than the screen):\n{p.text}"
+    actions: list[str] = []
+    rest = lines[heads[-1] + 1:]
+    while rest:
+        entry = NUMBERED.fullmatch(rest[0])
+        if entry:
+            assert int(entry[1]) == len(actions) + 1, p.text
+            actions.append(entry[2])
+        elif actions and rest[0].startswith("    ") and not rest[0].strip().startswith("("):
+            actions[-1] += " " + rest[0].strip()  # (a long action wrapped under itself)
+        elif rest[0] != "      (pass is not legal now)":
+            break
+        rest.pop(0)
+    assert not rest or (rest[0].startswith("[") and all(x.startswith(("[", "  ")) for x in rest)), \
+        f"not only notices between the list and the prompt:\n{p.text}"
+    return titles[-1], actions
+
+
+def printed(p: PtyProgram) -> list[str]:
+    """The lines the program printed: of each, its text after the last escape sequence (a line of the
+    table or a notice is written whole; a redrawn prompt or toolbar in pieces)."""
+    text = bytes(p.raw).decode(errors="replace")
+    return [ESCAPE.split(line)[-1] for line in re.split(r"\r?\n", text)]
+
+
+async def typed(p: PtyProgram, text: str) -> None:
+    """Until ``text`` is on the prompt line, as typed (then Enter sends it)."""
+    await p.until(lambda: p.cursor_line().endswith(f"> {text}"), f"{text!r} typed")
+
+
+def fits(p: PtyProgram) -> None:
+    lines = p.lines()
+    assert len(lines) == ROWS and all(len(x) <= COLS for x in lines), p.text
+    assert "s left" in lines[-2] and "(you)" in lines[-1], p.text  # the toolbar on the last two rows
+
+
+async def test_m3_m25_m53_a_human_plays_arcmage_from_the_screen_of_a_120x40_terminal(seats: Seats) -> None:
+    """The human acts at every step the screen asks it to (its own turns' phases and decisions, the
+    windows of the bot's turns: M25's sequential turns), choosing from the numbered list on the screen:
+    pass when it is listed, else the first action by its number.  The bot plays the autopilot (M53);
+    after 4 turns the game is a draw (M3)."""
+    turns = 4
+    # (windows of 120 s, as long as a turn: on a loaded machine the autopilot never answers for the human)
+    await seats.open("arcmage", arcmage=arcmage_pb2.ArcmageOptions(max_rounds=turns, response_seconds=120))
+    p = seats.play()
+    await seats.start(p)
+    prompts, by_number, chatted, own_turns = 0, 0, False, set()
+    while True:
+        await p.until(lambda: action_prompt(p) is not None or OUTCOME.search(p.text) is not None,
+                      "the next action prompt, or the game's end")
+        if OUTCOME.search(p.text):
+            break
+        prompts += 1
+        title, actions = listed(p)
+        assert len(actions) == action_prompt(p), p.text
+        fits(p)
+        turn, whose, phase = int(title[1]), title[2], title[3]
+        if whose == "your" and turn >= 1 and turn not in own_turns:  # a turn of the player's: a fresh screen
+            own_turns.add(turn)
+            assert phase == "build" and "pass" in actions, p.text
+            await assert_fits(p, f"Arcmage · turn {turn} · your turn · phase build")
+        if prompts == 1:
+            await the_countdown_moves(p)
+        choice = "pass" if "pass" in actions else "1"
+        if choice == "pass" and not chatted:  # a chat arrives while the player types
+            chatted = True
+            before = await seats.human.view(seats.game_id)
+            p.type("pas")
+            await p.until(lambda: p.cursor_line().endswith("> pas"), "the typed text")
+            await seats.host.chat(seats.game_id, "good luck")
+            await p.shows("[chat] seat 0 (host): good luck")
+            await p.until(lambda: p.cursor_line().endswith("> pas") and "(you)" in p.lines()[-1],
+                          "the typed text, kept on the prompt line, and the toolbar redrawn")
+            fits(p)
+            view = await seats.human.view(seats.game_id)
+            assert (view.round_version, view.step) == (before.round_version, before.step), \
+                "nothing typed ran without Enter: the step is still open (only the chat was journaled)"
+            p.type("s")
+        else:
+            p.type(choice)
+        by_number += choice != "pass"
+        await typed(p, choice)
+        p.type("\r")
+    found = OUTCOME.search(p.text)
+    assert found and found["draw"] and found["reason"] == TURN_LIMIT and int(found["turn"]) == turns, p.text
+    assert await p.wait() == 0
+    assert all(len(x) <= COLS for x in p.lines()), p.text
+    assert max(map(len, printed(p))) <= COLS, max(printed(p), key=len)  # (the terminal wraps what is wider)
+    final = await seats.human.view(seats.game_id)
+    assert final.arcmage.outcome.draw and final.arcmage.outcome.reason == "max_rounds" and final.round == turns
+    assert len(own_turns) == turns // 2 and chatted and by_number, (own_turns, chatted, by_number)
+    output = bytes(p.raw).decode(errors="replace")
+    assert "refused:" not in output and "too late" not in output, "every action typed was taken"
+    assert not final.autopilot_log, "the autopilot never played for the human"
     assert not list(seats.state.glob("archipelago/*")), "the game is over: nothing of it kept on this machine"
 
 
