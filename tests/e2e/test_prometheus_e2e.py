@@ -28,10 +28,9 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from client.errors import ApiError
 from client.grpc_client import Client
 from services.cluster import free_port, spawn
 from tests.e2e.serving import run, serving, wait_healthy
+from tests.waits import until
 
 pytestmark = pytest.mark.e2e
 
@@ -63,17 +63,6 @@ VARIABLES = {"namespace": ".*", "job": ".*", "datasource": "prometheus", "__rate
 def get_json(url: str, timeout: float = 10.0) -> Any:
     with urllib.request.urlopen(url, timeout=timeout) as resp:
         return json.loads(resp.read().decode())
-
-
-def until(check: Callable[[], Any], what: str, timeout_s: float = 60.0, every_s: float = 0.25) -> Any:
-    """Poll ``check()`` until truthy (bounded); returns its value."""
-    end = time.monotonic() + timeout_s
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(every_s)
 
 
 SHORTENED = {"ArchipelagoShardDown": "3s"}

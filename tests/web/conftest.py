@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from playwright.sync_api import (
 )
 
 from tests.e2e.serving import serving, wait_healthy
+from tests.waits import until as until  # (re-exported: the browser tests import it from here)
 
 pytestmark = pytest.mark.e2e
 
@@ -215,13 +215,3 @@ def start(host: Page, *others: Page) -> None:
         p.wait_for_selector("#game-area:not([hidden])")
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 20.0) -> Any:
-    """Poll the server (over its API, not a page) until ``check()`` is truthy: a wait on a condition,
-    bounded; returns what ``check`` returned."""
-    end = time.monotonic() + timeout_s
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
