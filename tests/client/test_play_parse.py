@@ -50,7 +50,7 @@ def test_S5_an_empty_shot_line_is_asked_again_not_fired(line: str) -> None:
 
 def test_the_deadline_as_a_clock_time_and_the_seconds_left() -> None:
     deadline = 1_700_000_000_000
-    clock = time.strftime("%H:%M:%S", time.localtime(deadline / 1000))
+    clock = time.strftime("%H:%M:%S %Z", time.localtime(deadline / 1000))  # (local time, its zone named)
     assert deadline_label(3, deadline, now_ms=deadline - 56_500) == f"[round 3 · closes {clock} · 57 s left]"
     assert deadline_label(3, deadline, now_ms=deadline + 5_000) == f"[round 3 · closes {clock} · 0 s left]"
     assert deadline_label(0, 0) == "[round 0]"
