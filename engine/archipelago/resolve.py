@@ -638,17 +638,19 @@ class Resolver:
                     break
             if not new:
                 return
-            for m in new:
-                held.add(m)
-                self.stopped.add(m)
-                if m in inflight:
-                    inflight.discard(m)
-                    air.setdefault(units[m].tile, []).append(m)
+            held.update(new)
+            self.stopped.update(new)
             again: set[str] = set()
             for m in new:
                 u, _, group = info[m]
-                again.update(group)
-                again.update(into.get(u.tile, ()))
+                if m in inflight:
+                    inflight.discard(m)
+                    air.setdefault(u.tile, []).append(m)
+                if len(group) > 1:
+                    again.update(group)
+                to_here = into.get(u.tile)
+                if to_here is not None:
+                    again.update(to_here)
             judge = sorted(again - held)  # (the movers are in id order)
 
     def _pickup(self, x: Unit, f: Unit) -> None:
