@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from opentelemetry import trace
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge, Histogram
 
 from engine.errors import Conflict, NotFound, Unavailable
 from gateway.cache import CACHE_ENTRIES, LRU
@@ -28,6 +28,15 @@ PLACEMENTS = Counter("archipelago_placements", "Games placed on a shard by this 
                      "Redis; a retried create that finds its game placed is not counted)")
 PLACEMENT_MOVES = Counter("archipelago_placement_moves", "Games whose recorded shard this gateway changed (moved to "
                           "another shard; draining a shard moves its games)")
+
+#: the gateway -> shard hop (every shard together; a batch's round trip includes the retries of a restarting shard)
+HOP_SECONDS = Histogram("archipelago_hop_batch_seconds", "Round trip of a batch of shard calls from this gateway (its "
+                        "stream, or a Ray call), retries while the shard restarts included",
+                        buckets=(0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0))
+HOP_CALLS = Histogram("archipelago_hop_batch_calls", "Calls a batch to a shard carries",
+                      buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+HOP_QUEUED = Gauge("archipelago_hop_queued_calls", "Shard calls waiting in this gateway's per-shard queues for a "
+                   "batch to leave")
 
 #: how batches reach a shard: "stream" (a TCP stream per shard, services.hop) or "ray" (a Ray actor call each)
 HOP = os.environ.get("ARCHIPELAGO_SHARD_HOP", "stream")
@@ -66,6 +75,7 @@ class Batcher:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         with tracing.hop_span(self.shard, method) as span:  # (the shard's span is its child)
             self.pending.append((method, args, tracing.carrier(), fut, span))
+            HOP_QUEUED.inc()
             self._kick()
             try:
                 reply = await fut
@@ -86,6 +96,8 @@ class Batcher:
                         self._timer = loop.call_at(opens, self._on_timer)
                     return
             batch, self.pending = self.pending[:self.MAX_BATCH], self.pending[self.MAX_BATCH:]
+            HOP_QUEUED.dec(len(batch))
+            HOP_CALLS.observe(len(batch))
             started = loop.time()
             self.in_flight.append(started)
             task = loop.create_task(self._send(batch, started))
@@ -99,7 +111,8 @@ class Batcher:
     async def _send(self, batch: list[Pending], started: float) -> None:
         try:
             tracing.batch_left([entry[4] for entry in batch])
-            replies = await self.router.send_batch(self.shard, [(m, a, c) for m, a, c, _, _ in batch])
+            with HOP_SECONDS.time():
+                replies = await self.router.send_batch(self.shard, [(m, a, c) for m, a, c, _, _ in batch])
             for (_, _, _, fut, _), reply in zip(batch, replies, strict=True):
                 if not fut.done():
                     fut.set_result(reply)

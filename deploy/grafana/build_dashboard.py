@@ -266,6 +266,23 @@ ROWS: list[Row] = [
         ), "From a game's creation to its start, games started in the window (archipelago_lobby_wait_seconds).",
             unit="s"),
     ]),
+    Row("Gateway → shard", [
+        Panel("Shard call round trip p50 / p99", (
+            Target(quantile(0.5, "archipelago_hop_batch_seconds"), "p50"),
+            Target(quantile(0.99, "archipelago_hop_batch_seconds"), "p99"),
+        ), "Round trip of a batch of shard calls from the gateways (archipelago_hop_batch_seconds: the shard's "
+           "stream, or a Ray call), the shard's work included, and the retries while a shard restarts.",
+            unit="s", width=8),
+        Panel("Calls per batch p50 / p99", (
+            Target(quantile(0.5, "archipelago_hop_batch_calls"), "p50"),
+            Target(quantile(0.99, "archipelago_hop_batch_calls"), "p99"),
+        ), "Calls a batch to a shard carries (archipelago_hop_batch_calls): 1 when idle; under load the calls "
+           "that arrive while a batch is out leave together (at most 256).", width=8),
+        Panel.of("Calls queued by gateway", f"sum by (pod) (archipelago_hop_queued_calls{sel()})",
+                 "Shard calls waiting in each gateway's per-shard queues for a batch to leave "
+                 "(archipelago_hop_queued_calls): growing, the shards answer slower than calls come.",
+                 legend="{{pod}}", width=8),
+    ]),
     Row("Redis", [
         Panel("Redis round trip p50 / p99", (
             Target(quantile(0.5, "archipelago_redis_command_seconds", extra=GATEWAY_OWN), "p50 gateways"),
