@@ -165,6 +165,7 @@ class PathPlanner:
         self.around = b.around_bits()
         self.edges = b.edge_bits()
         self._rings: dict[tuple[str, int, int], _Rings | None] = {}
+        self._open: dict[tuple[str, int], int] = {}  # (kind, flag owner) -> its explored terrain
         self._carriers: set[Tile] | None = None
 
     def _terrain(self, kind: str, owner: int) -> int:
@@ -206,11 +207,14 @@ class PathPlanner:
         if key in self._rings:
             rings = self._rings[key]
         else:
-            terrain = self._terrain(kind, u.owner)
-            # a destination off the unit's terrain: only a land unit boarding an own carrier there
-            ok = terrain >> d_i & 1 or (kind == "land" and dest in self._carrier_tiles())
-            rings = self._rings[key] = (_Rings(self.board, 1 << d_i, terrain & self.explored, self.edges)
-                                        if ok else None)
+            open_key = (kind, key[1])
+            open_bits = self._open.get(open_key)
+            if open_bits is None:
+                open_bits = self._open[open_key] = self._terrain(kind, u.owner) & self.explored
+            # (the destination is explored) a destination off the unit's terrain: only a land unit
+            # boarding an own carrier there
+            ok = open_bits >> d_i & 1 or (kind == "land" and dest in self._carrier_tiles())
+            rings = self._rings[key] = _Rings(self.board, 1 << d_i, open_bits, self.edges) if ok else None
         if rings is None:
             return None
         cur = sy * w + sx
@@ -220,7 +224,8 @@ class PathPlanner:
         nbrs = self.nbrs
         ring_at = rings.rings
         path: list[str] = []
-        for d in range(k, -1 if steps is None else max(-1, k - steps), -1):
+        stop = -1 if steps is None or k < steps else k - steps
+        for d in range(k, stop, -1):
             ring = ring_at[d]
             for dname, j in nbrs[cur]:  # N, E, S, W: the first shortest path (A28)
                 if ring >> j & 1:
