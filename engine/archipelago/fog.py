@@ -149,61 +149,38 @@ def update_memory(state: State, visible: list[set[Tile]] | None = None) -> list[
     of dead units are forgotten (A39 "as long as it lives").  Returns the visible tiles used, as
     tile bits per seat."""
     b = state.board
-    players = state.players
+    bits = sight(state) if visible is None else [tiles_mask(state, vis) for vis in visible]
     units = state.units
-    areas = _areas(state)
-    # :func:`sight` on the way, unless given
-    bits = [_fixed_sight(state, areas, p) for p in range(players)] if visible is None else []
     on_tile: dict[Tile, list[Unit]] = {}  # the units on the board (not cargo) by tile
     occupied: dict[int, int] = {}  # owner -> the tiles of those units as tile bits
-    tile_bit = areas[0]
+    tile_bit = b.area_bits(0)
     for u in units.values():
         if u.carrier is None:
-            t = u.tile
-            owner = u.owner
-            here = on_tile.get(t)
-            if here is None:
-                on_tile[t] = [u]
-            else:
-                here.append(u)
-            got = tile_bit.get(t)
-            if got is not None:
-                occupied[owner] = occupied.get(owner, 0) | got
-            if bits and 0 <= owner < players:
-                r = _SIGHT[u.type]
-                got = areas[r].get(t)
-                bits[owner] |= got if got is not None else _area(state, areas, t, r)
-    if visible is not None:
-        bits = [tiles_mask(state, vis) for vis in visible]
-    rnd = state.round
+            on_tile.setdefault(u.tile, []).append(u)
+            occupied[u.owner] = occupied.get(u.owner, 0) | tile_bit.get(u.tile, 0)
     for p, ps in enumerate(state.pstates):
         ps.explored |= bits[p]
-        revealed = ps.revealed
-        if revealed:
-            revealed = ps.revealed = {i for i in revealed if i in units}
+        if ps.revealed:
+            ps.revealed = {i for i in ps.revealed if i in units}
+        watch: set[Tile] | None = None
+        log = ps.log
         others = 0  # the tiles holding another seat's unit
         for owner, o_bits in occupied.items():
             if owner != p:
                 others |= o_bits
-        watch: set[Tile] | None = None
-        log = ps.log
         for t in b.tiles_of(bits[p] & others):
             for u in on_tile[t]:
                 if u.owner == p:
                     continue
-                uid = u.id
                 if u.type == "submarine":
                     if watch is None:
                         watch = watch_tiles(state, p)
                     if t not in watch:
                         continue
-                if uid in revealed:
-                    typ: str | None = u.type
-                else:
-                    old = log.get(uid)
-                    typ = old[2] if old is not None else None
-                log[uid] = (t, rnd, typ, u.owner)
-        for uid in revealed:
+                old = log.get(u.id)
+                typ = u.type if u.id in ps.revealed else (old[2] if old is not None else None)
+                log[u.id] = (t, state.round, typ, u.owner)
+        for uid in ps.revealed:
             ent = log.get(uid)
             if ent is not None and ent[2] is None:
                 log[uid] = (ent[0], ent[1], units[uid].type, ent[3])
