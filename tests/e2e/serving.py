@@ -51,6 +51,9 @@ def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str,
     env["ARCHIPELAGO_RATE_LIMITS"] = "off"
     env["ARCHIPELAGO_DRAIN_S"] = "0"  # stopped with SIGTERM: no drain wait (tests of the drain set it)
     env["ARCHIPELAGO_PRESENCE_GRACE_S"] = "0"  # a closed stream is gone at once (A17 grace: its own tests)
+    # Ray's own metrics on a port the OS picks: two servers started at once by the suite's two processes
+    # must not both find the default (8090) free and both bind it (tests of that port set it themselves)
+    env["ARCHIPELAGO_RAY_METRICS_PORT"] = "0"
     env.update(extra_env or {})
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
     proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),

@@ -44,7 +44,7 @@ async def test_a_human_plays_salvo_in_the_terminal(cluster: Cluster) -> None:
     text = out.decode()
     assert human.returncode == 1, text  # the prompts ran out of input (EOF) in round 2
     assert "your fleet" in text and "enemy waters" in text
-    assert re.search(r"\[round 1 · closes \d\d:\d\d:\d\d · \d+ s left\] fire up to 7 shots", text), text
+    assert re.search(r"\[round 1 · closes \d\d:\d\d:\d\d \S+ · \d+ s left\] fire up to 7 shots", text), text
     after = await host.view(created.game_id)
     assert {s.square for s in after.salvo.incoming} == {"A1", "B1", "J9"}
     assert {"A1", "B1"} <= FLEET_SQUARES[0] and "J9" not in FLEET_SQUARES[0]
