@@ -47,6 +47,7 @@ from engine.base import DEADLINES_KEY, TURN_DEADLINE
 from engine.errors import Conflict, InvalidOrder, KeyReused, NotFound, PermissionDenied, Unauthenticated, Unavailable
 from gateway.cache import CACHE_ENTRIES, LRU
 from gateway.limits import PEER, Limiter, Limits
+from gateway.metrics import fanned_out
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
 from services.game_actor import Retention, check_creation, fingerprint
@@ -589,9 +590,17 @@ class PlayerAPI:
             while True:
                 got = await self.router.game(game_id).updates(game_id, seat, since, target)
                 version = int(got["version"])
-                for u in got["updates"]:
+                updates = got["updates"]
+                for i, u in enumerate(updates):
+                    if door == "mcp" and i == len(updates) - 1:  # an agent's wait reads the stream in this
+                        fanned_out(door, box.sent(version))  # process and may stop at it: handed over = sent
                     yield u
                     since = max(since, int(u["seq"]))
+                # (resumed after the last one: the door has written them; notices that made no update
+                # for this seat are forgotten unmeasured)
+                sent = box.sent(version)
+                if updates and door != "mcp":
+                    fanned_out(door, sent)
                 if got["over"]:
                     return  # game_over was the last update
                 target = max(target, version)  # a version not applied after the wait is not waited for again

@@ -7,6 +7,8 @@ the rpc, tool or admin action (a fixed, bounded set per door: a path or tool tha
 as :data:`UNKNOWN`); ``status`` the gRPC status name (``OK`` on success; the JSON door answers the same
 statuses, as HTTP ones); ``code`` the error table's code (gateway/errors.py), :data:`OK` on success.
 ``archipelago_request_latency_seconds{door, method}``: unary calls (not Watch streams).
+``archipelago_watch_fanout_seconds{door}`` (door grpc, http or mcp): from a journal entry's append (its
+shard's clock) to a Watch stream of this gateway having sent the updates it made (:func:`fanned_out`).
 
 A family a shard and the gateway both have (the Redis ones, :class:`services.metrics.RedisMetrics`, with
 its connection pool's, the garbage collector's pauses, :class:`services.metrics.GcPauses`, the event
@@ -21,6 +23,7 @@ otherwise leaves the shards' ``process_*`` out.)
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -47,6 +50,25 @@ REQUESTS = Counter("archipelago_requests_total", "Requests by door (grpc, http, 
                    ["door", "method", "status", "code"])
 LATENCY = Histogram("archipelago_request_latency_seconds", "Unary call latency by door and method", ["door", "method"],
                     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
+
+#: the doors of a Watch stream (the ``door`` label of archipelago_watch_fanout_seconds)
+WATCH_DOORS = ("grpc", "http", "mcp")
+WATCH_FANOUT = Histogram(
+    "archipelago_watch_fanout_seconds", "From a journal entry's append (the shard's wall clock) to a Watch stream "
+    "of this gateway having written the updates it made, once per stream and entry, by door (grpc; http: the "
+    "WebSocket; mcp: an agent's wait). Two clocks: the shard's and the gateway's hosts must be one machine or "
+    "NTP-synchronised (a skew shows as a shift; a negative difference counts as 0)", ["door"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0))
+for _door in WATCH_DOORS:
+    WATCH_FANOUT.labels(_door)  # every door from 0
+
+
+def fanned_out(door: str, appended_ms: Iterable[float], now_ms: float | None = None) -> None:
+    """A Watch stream of ``door`` has sent the updates of entries appended at ``appended_ms`` (epoch ms)."""
+    child = WATCH_FANOUT.labels(door if door in WATCH_DOORS else "mcp")  # (bounded: the Watch doors only)
+    now = time.time() * 1000 if now_ms is None else now_ms
+    for at in appended_ms:
+        child.observe(max(0.0, now - at) / 1000)
 
 
 def known(door: str, methods: Iterable[str], timed: bool = True) -> None:

@@ -1,9 +1,11 @@
 """One Redis pub/sub connection per gateway, fanned out to the Watch streams of this process.
 
-Each stream gets a :class:`Mailbox`: the highest version announced for its game and the latest
-presence notices (bounded).  Subscribing and unsubscribing a mailbox are synchronous (a stream
-registers before its first await, so a stream cancelled at any point leaves nothing behind); one
-reconciling step makes the Redis subscriptions match the games that have mailboxes.
+Each stream gets a :class:`Mailbox`: the highest version announced for its game, the latest
+presence notices (bounded) and the append times of the versions announced and not yet sent (bounded:
+the Watch fan-out latency, ``archipelago_watch_fanout_seconds``).  Subscribing and unsubscribing a
+mailbox are synchronous (a stream registers before its first await, so a stream cancelled at any
+point leaves nothing behind); one reconciling step makes the Redis subscriptions match the games
+that have mailboxes.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import logging
 from collections import deque
 from typing import Any
 
-from services.store import Store, is_outage
+from services.store import NOTICE_AT, Store, is_outage
 
 log = logging.getLogger(__name__)
 
 MAX_PRESENCE_NOTICES = 64
+MAX_APPENDS = 64  # announced versions whose append time a mailbox keeps until its stream sent them
 
 
 class Mailbox:
@@ -31,6 +34,8 @@ class Mailbox:
         self.revoked: set[str] = set()  # hashes of agent tokens revoked while the stream is open (A90)
         self.stale = False  # notices may have been missed (the pub/sub connection was lost): read again
         self.event = asyncio.Event()
+        #: (version, its append's wall-clock time in epoch ms) of the notices heard and not yet sent
+        self.appended: deque[tuple[int, float]] = deque(maxlen=MAX_APPENDS)
 
     def put(self, notice: dict[str, Any]) -> None:
         if "revoked" in notice:
@@ -39,8 +44,22 @@ class Mailbox:
         elif "presence" in notice:
             self.presence.append((int(notice["presence"]), bool(notice["connected"])))
         else:
-            self.version = max(self.version, int(notice.get("version", 0)))
+            version = int(notice.get("version", 0))
+            self.version = max(self.version, version)
+            at = notice.get(NOTICE_AT)
+            if isinstance(at, int | float) and not isinstance(at, bool) and version > 0:
+                self.appended.append((version, float(at)))
         self.event.set()
+
+    def sent(self, version: int) -> list[float]:
+        """The append times (epoch ms) of the notices heard of versions up to ``version`` — its stream
+        has now sent what they announced — forgotten here."""
+        done = [at for v, at in self.appended if v <= version]
+        if done:
+            kept = [(v, at) for v, at in self.appended if v > version]
+            self.appended.clear()
+            self.appended.extend(kept)
+        return done
 
     def nudge(self) -> None:
         self.stale = True

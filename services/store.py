@@ -68,6 +68,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.metrics import PROCESS_REDIS, RedisMetrics
 
+#: the key of a journal notice's append time (epoch ms, a float) in the pub/sub notice {"version": n, ...}
+NOTICE_AT = "at_ms"
+
 
 class JournalConflict(Exception):
     """The journal is not as long as the writer believed: another writer (a shard being killed, still
@@ -293,7 +296,12 @@ class Store:
                                      expected: int) -> None:
         """Append one entry and publish a notice in one round trip, both or neither, only if the journal
         holds exactly ``expected`` entries now (:class:`JournalConflict` otherwise). The append is
-        durable on return: see ``appendfsync`` in :mod:`services.cluster`."""
+        durable on return: see ``appendfsync`` in :mod:`services.cluster`.
+
+        The notice gets ``at_ms``, the wall-clock time (epoch ms) the append leaves for Redis: the
+        gateways measure the Watch fan-out from it (``archipelago_watch_fanout_seconds``); it is never
+        sent to a client."""
+        notice = {**notice, NOTICE_AT: round(time.time() * 1000, 3)}
         done = await self._appends.run([self.key("g", game_id, "journal"), self.channel(game_id)],
                                        [dumps(entry), dumps(notice), expected])
         if not int(done):

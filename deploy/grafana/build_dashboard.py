@@ -11,6 +11,11 @@ The metrics come from the gateway's ``/metrics`` (a PodMonitor per gateway pod):
 (``archipelago_requests_total`` …) and every shard's, labelled ``shard`` (gateway/metrics.py). Every
 gateway reports every shard, so a shard series comes once per gateway: shard expressions first take
 ``max by (shard, …)`` over the gateways (``shard_rate`` and ``shard_quantile`` below), then aggregate.
+
+Ray's own series (``ray_*``, row "Ray") come from every Ray node's metrics port, a scrape job of their own
+(the PodMonitor archipelago-ray; outside Kubernetes the embedded node's ARCHIPELAGO_RAY_METRICS_PORT):
+they keep to the namespace only. The ones the dashboard may name are listed, with their labels, in
+``ray_metrics.txt`` (recorded from a real scrape; tests/e2e/test_prometheus_e2e.py checks they have data).
 """
 
 from __future__ import annotations
@@ -39,9 +44,20 @@ GATEWAY_OWN = 'shard=""'
 SHARDS_OWN = 'shard!=""'
 
 
+#: Ray's series: every job of the namespace (only Ray's exporter has ray_* names)
+RAY_SEL = 'namespace=~"$namespace"'
+#: ray_actors as the GCS counts them (each worker also reports its own actors' states: ALIVE_IDLE, …)
+GCS_COUNT = 'Source="gcs"'
+
+
 def sel(extra: str = "") -> str:
     """A label matcher: the dashboard's selection, and ``extra`` matchers."""
     return "{" + SEL + (", " + extra if extra else "") + "}"
+
+
+def ray(metric: str, extra: str = "") -> str:
+    """A selector of one of Ray's series (ray_metrics.txt)."""
+    return f"{metric}{{{RAY_SEL}{', ' + extra if extra else ''}}}"
 
 
 def rate(metric: str, extra: str = "") -> str:
@@ -207,6 +223,12 @@ ROWS: list[Row] = [
         Panel.of("Connected players by gateway", f"sum by (pod) (archipelago_connected_players{sel()})",
                  "Distinct players (game and seat) each gateway pod holds a stream or an agent's presence for.",
                  legend="{{pod}}", width=9, stack=True),
+        Panel("Watch fan-out p50 / p99", (
+            Target(quantile(0.5, "archipelago_watch_fanout_seconds", "door"), "p50 {{door}}"),
+            Target(quantile(0.99, "archipelago_watch_fanout_seconds", "door"), "p99 {{door}}"),
+        ), "From a journal entry's append on its shard to a Watch stream having written the update it made "
+           "(archipelago_watch_fanout_seconds: Redis pub/sub, the gateway's read from the shard, the write), by "
+           "door. The shard's and the gateway's clocks: hosts must be NTP-synchronised.", unit="s", width=24),
     ]),
     Row("Errors", [
         Panel.of("Errors/s by status", f"sum by (status) ({rate('archipelago_requests_total', NOT_OK)})",
@@ -378,6 +400,26 @@ ROWS: list[Row] = [
         Panel.of("Shard memory", f"max by (shard) (process_resident_memory_bytes{sel(SHARDS_OWN)})",
                  "Resident memory of each shard process (its games in memory, their journals' updates kept for "
                  "Watch resumption).", legend="{{shard}}", unit="bytes"),
+    ]),
+    Row("Ray", [
+        Panel.of("Ray actors by state", f"sum by (Name, State) ({ray('ray_actors', GCS_COUNT)})",
+                 "Ray's actors by class and state, as Ray's GCS counts them (ray_actors; Ray's own metrics, "
+                 "scraped from its metrics port): the GameShards ALIVE; RESTARTING or DEAD ones are shards "
+                 "that died.", legend="{{Name}} {{State}}", width=6, stack=True),
+        Panel.of("Ray node CPU", f"0.01 * max by (ip) ({ray('ray_node_cpu_utilization')})",
+                 "CPU in use on each Ray node, all its CPUs (ray_node_cpu_utilization): the shards, the raylet, "
+                 "Ray's agents.", legend="{{ip}}", unit="percentunit", width=6),
+        Panel("Ray node memory", (
+            Target(f"max by (ip) ({ray('ray_node_mem_used')})", "used {{ip}}"),
+            Target(f"max by (ip) ({ray('ray_node_mem_total')})", "total {{ip}}"),
+        ), "Memory in use on each Ray node (ray_node_mem_used) and its total: Ray kills workers near the total.",
+            unit="bytes", width=6),
+        Panel("Ray object store", (
+            Target(f"sum by (NodeAddress) ({ray('ray_object_store_used_memory')})", "used {{NodeAddress}}"),
+            Target(f"sum by (NodeAddress) ({ray('ray_object_store_available_memory')})",
+                   "available {{NodeAddress}}"),
+        ), "Ray's shared-memory object store on each node: the shards keep nothing there, so 'used' stays "
+           "near 0; growing, something stores Ray objects.", unit="bytes", width=6),
     ]),
 ]
 

@@ -5,6 +5,10 @@ metric families of the gateway's registry (prometheus_client's default one, serv
 the shards' (services.metrics.REGISTRY, re-exposed by the gateway with a ``shard`` label) give the
 names a scrape shows: a Counter ``x`` as ``x_total``, a Histogram as ``x_bucket`` / ``x_sum`` /
 ``x_count``, and so on. A metric added to the code is usable in the dashboard at once.
+
+Ray's own series (``ray_*``, scraped from Ray's metrics port, not the gateway's) come from no code of
+ours: a panel may name one, and its labels, only as listed in deploy/grafana/ray_metrics.txt, recorded
+from a real scrape of Ray (tests/e2e/test_prometheus_e2e.py checks the list against a running Ray).
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from prometheus_client.registry import CollectorRegistry
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAFANA = ROOT / "deploy" / "grafana"
+RAY_METRICS = GRAFANA / "ray_metrics.txt"
+#: the prefix of Ray's own series (never one of ours)
+RAY_PREFIX = "ray_"
 #: labels Prometheus adds to every series it scrapes through a PodMonitor
 TARGET_LABELS = frozenset({"job", "instance", "namespace", "pod", "container", "endpoint", "service"})
 #: series Prometheus makes itself for each target
@@ -59,8 +66,29 @@ def _families(registry: CollectorRegistry) -> list[tuple[Metric, set[str]]]:
     return out
 
 
+def ray_metrics() -> dict[str, tuple[str, frozenset[str]]]:
+    """Ray's series the dashboard may name (deploy/grafana/ray_metrics.txt) -> (type, their labels)."""
+    out: dict[str, tuple[str, frozenset[str]]] = {}
+    for line in RAY_METRICS.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, kind, *labels = line.split()
+        out[name] = (kind, frozenset(labels))
+    return out
+
+
 @functools.cache
 def exposed() -> dict[str, frozenset[str]]:
+    """Every series name a Prometheus scraping the cluster holds that a panel may name -> the labels it
+    can carry: the gateway's /metrics (:func:`code_exposed`) and Ray's own (:func:`ray_metrics`)."""
+    names = dict(code_exposed())
+    for name, (_kind, labels) in ray_metrics().items():
+        names[name] = labels | TARGET_LABELS
+    return names
+
+
+@functools.cache
+def code_exposed() -> dict[str, frozenset[str]]:
     """Every series name the gateway's /metrics shows -> the labels it can carry."""
     for package in ("gateway", "services"):
         module = importlib.import_module(package)
@@ -191,6 +219,18 @@ def test_the_names_are_the_ones_a_scrape_shows() -> None:
         assert labels | {"shard"} <= names[name], name
 
 
+def test_rays_names_are_only_the_recorded_ones_and_the_code_has_none() -> None:
+    recorded = ray_metrics()
+    assert recorded, "deploy/grafana/ray_metrics.txt lists Ray's series"
+    for name, (kind, labels) in recorded.items():
+        assert name.startswith(RAY_PREFIX) and re.fullmatch(r"[a-z_:][a-z0-9_:]*", name), name
+        assert kind in SUFFIXES and labels, name
+    ours = [n for n in code_exposed() if n.startswith(RAY_PREFIX)]
+    assert not ours, f"ray_ names are Ray's: no metric of ours may take one ({ours})"
+    used = {m for _t, _l, expr in expressions() for m in metric_names(expr) if m.startswith(RAY_PREFIX)}
+    assert used == set(recorded), "ray_metrics.txt lists the Ray series the dashboard names, no more"
+
+
 def test_the_json_is_what_the_builder_writes() -> None:
     builder = load_builder()
     assert (GRAFANA / "archipelago.json").read_text(encoding="utf-8") == builder.render(), (
@@ -202,7 +242,9 @@ def test_every_metric_in_the_dashboard_exists() -> None:
     used = set()
     for title, _legend, expr in expressions():
         for metric in metric_names(expr):
-            assert metric in names, f"{title!r}: {metric} is exposed by no code (gateway/, services/)"
+            assert metric in names, (f"{title!r}: {metric} is exposed by no code (gateway/, services/)"
+                                     + (" and not recorded in deploy/grafana/ray_metrics.txt"
+                                        if metric.startswith(RAY_PREFIX) else ""))
             used.add(metric)
     for variable, query in variable_queries():
         match = re.fullmatch(r"label_values\(([A-Za-z_:][A-Za-z0-9_:]*)(?:\{[^}]*\})?,\s*(\w+)\)", query)
