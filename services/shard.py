@@ -429,6 +429,16 @@ def node_address() -> str:
         return "127.0.0.1"
 
 
+def in_ray_actor() -> bool:
+    """True in a Ray actor's process (a shard as the cluster runs it)."""
+    try:
+        import ray
+
+        return bool(ray.is_initialized() and ray.get_runtime_context().get_actor_id() is not None)
+    except Exception:
+        return False
+
+
 def error_dict(exc: BaseException) -> dict[str, Any]:
     from engine.errors import GameError
 
@@ -457,7 +467,8 @@ class GameShard:
         store = Store(redis_url, prefix, client_name=f"archipelago-{name}", metrics=metrics.SHARD_REDIS)
         self.core = ShardCore(name, store, retention=Retention(**(retention or {})), warn=WarnPolicy(**(warn or {})))
         self._hop: HopServer | None = None
-        gctune.tune()
+        if in_ray_actor():  # (a shard's own process: not a test's in-process shard)
+            gctune.tune()
 
     async def hop_address(self) -> list[Any]:
         """The address of this shard's call stream and the token a gateway presents on it
