@@ -6,11 +6,15 @@ session's cluster must not suffer) and starts ``prometheus`` with a scrape and r
 two seconds and rules evaluated every second, the job ``archipelago-gateway`` (as the rules expect)
 and ``namespace="local"`` on the target, and the shipped rules (deploy/prometheus/alerts.yml), the
 shard-down alert's ``for:`` shortened to 3 s (how long each condition must hold is the rules' unit
-tests' business: deploy/prometheus/alerts_test.yml). Then:
+tests' business: deploy/prometheus/alerts_test.yml) — and a second job, ``archipelago-ray``, scraping the
+Ray node's own metrics (``ARCHIPELAGO_RAY_METRICS_PORT``, a free port), as the README's scrape config does.
+Then:
 
 - after a scripted game of each kind (played to its end by bots, beside a few refused calls on both
   doors), every query of the dashboard (deploy/grafana/archipelago.json, its variables set to match
-  everything) answers with data — a query with none fails the test, naming its panel — and every rule
+  everything) answers with data — a query with none fails the test, naming its panel; the Ray row's too, once
+  Ray's exporter shows every series of deploy/grafana/ray_metrics.txt (it starts some seconds after the
+  node) — each with the labels recorded there; every rule
   of the alert file is loaded and evaluated without error, none firing on the healthy cluster;
 - a shard stopped (SIGSTOP: it holds its port and answers nothing) fires the shard-down alert;
   once it runs again the alert resolves;
@@ -51,6 +55,8 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "alerts.yml"
+RAY_METRICS = ROOT / "deploy" / "grafana" / "ray_metrics.txt"
+RAY_EXPORT_S = 90.0  # Ray's metrics agent starts with the node and reports every 10 s (seen: ~20 s after start)
 DASHBOARD = ROOT / "deploy" / "grafana" / "archipelago.json"
 PROMETHEUS = shutil.which("prometheus")
 ADMIN_TOKEN = "t" * 32
@@ -113,19 +119,27 @@ class Prom:
         return groups
 
 
+def ray_series() -> dict[str, set[str]]:
+    """The Ray series the dashboard names (deploy/grafana/ray_metrics.txt) -> their recorded labels."""
+    lines = [x.split() for x in RAY_METRICS.read_text(encoding="utf-8").splitlines() if x.strip() and x[0] != "#"]
+    return {name: set(labels) for name, _kind, *labels in lines}
+
+
 @dataclass
 class Served:
     grpc: str
     http: str
     proc: subprocess.Popen[str]
+    ray_metrics: int  # the Ray node's metrics port
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    env = {"ARCHIPELAGO_ADMIN_TOKEN": ADMIN_TOKEN}
+    ray_port = free_port()
+    env = {"ARCHIPELAGO_ADMIN_TOKEN": ADMIN_TOKEN, "ARCHIPELAGO_RAY_METRICS_PORT": str(ray_port)}
     with serving(tmp_path_factory.mktemp("prom-serve"), env, ("--shards", "2")) as (grpc, http, proc):
         wait_healthy(grpc, proc, timeout_s=180)
-        yield Served(grpc, http, proc)
+        yield Served(grpc, http, proc, ray_port)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +153,10 @@ def prom(served: Served, tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
                    "scrape_timeout": f"{SCRAPE_S:g}s"},
         "rule_files": [str(d / "alerts.yml")],
         "scrape_configs": [{"job_name": "archipelago-gateway", "metrics_path": "/metrics",
-                            "static_configs": [{"targets": [target], "labels": {"namespace": "local"}}]}],
+                            "static_configs": [{"targets": [target], "labels": {"namespace": "local"}}]},
+                           {"job_name": "archipelago-ray", "metrics_path": "/metrics",
+                            "static_configs": [{"targets": [f"127.0.0.1:{served.ray_metrics}"],
+                                                "labels": {"namespace": "local"}}]}],
     }), encoding="utf-8")
     port = free_port()
     proc = spawn([PROMETHEUS, f"--config.file={d / 'prometheus.yml'}", f"--storage.tsdb.path={d / 'data'}",
@@ -153,7 +170,8 @@ def prom(served: Served, tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
                     return bool(resp.status == 200)
             return False
         until(ready, "prometheus ready")
-        until(lambda: any(t["health"] == "up" for t in get_json(f"{p.url}/api/v1/targets")["data"]["activeTargets"]),
+        until(lambda: any(t["health"] == "up" and t["labels"]["job"] == "archipelago-gateway"
+                          for t in get_json(f"{p.url}/api/v1/targets")["data"]["activeTargets"]),
               "the gateway's /metrics scraped")
         yield p
     finally:
@@ -204,6 +222,8 @@ def played(served: Served, prom: Prom) -> Served:
             refusals(served))
     asyncio.run(go())
     prom.wait_scrapes(3)
+    until(lambda: all(prom.query(f'{name}{{job="archipelago-ray"}}') for name in ray_series()),
+          "every series of deploy/grafana/ray_metrics.txt scraped from Ray", timeout_s=RAY_EXPORT_S)
     return served
 
 
@@ -226,6 +246,12 @@ def test_every_dashboard_query_has_data_after_a_game_of_each_kind(played: Served
     nan = [(title, expr) for title, expr in queries
            if any(r["value"][1] in ("NaN", "+Inf", "-Inf") for r in prom.query(expr))]
     assert not nan, "queries answering NaN:\n" + "\n".join(f"  {t}: {e}" for t, e in nan)
+
+
+def test_rays_series_of_the_dashboard_have_the_labels_recorded(played: Served, prom: Prom) -> None:
+    for name, labels in ray_series().items():
+        seen = {k for r in prom.query(f'{name}{{job="archipelago-ray"}}') for k in r["metric"]}
+        assert labels <= seen, f"{name}: Ray no longer gives it the labels {labels - seen} (ray_metrics.txt)"
 
 
 def test_every_alert_rule_is_loaded_and_evaluated_and_none_fires_on_a_healthy_cluster(played: Served,
