@@ -445,7 +445,11 @@ def test_a_hidden_page_tells_its_player_the_round_opened_and_the_push_for_it_rep
     page.locator("#notify-push-on").click()
     expect(page.locator("#notify-push-state")).to_have_text(said(lang, "notify.push.on_device_one"))
 
-    # Hidden (a background tab): round 0 done, round 1 opens
+    # Hidden (a background tab): round 0 done, round 1 opens. (The round closes early once every
+    # connected player is done, A17: the page's Watch stream must be open first, or ann is not connected
+    # and round 0 waits for its 10-minute deadline.)
+    until(lambda: post(url, "Game/GetView", {"game_id": game["id"]}, game["ann"])["players"][0].get("connected"),
+          "the page's Watch stream open (ann connected)")
     page.evaluate("window.__hidden = true")
     place_at_random(url, game, "ann")  # (bob has no stream open: ann alone, done, closes round 0)
     tag = f"{game['id']}:your_turn:1"
