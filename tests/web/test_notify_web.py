@@ -100,11 +100,16 @@ def api_game(url: str, game: str = "salvo") -> dict[str, Any]:
                                           **(ARCMAGE_DECKS if game == "arcmage" else {})})
     bob = post(url, "Lobby/JoinGame", {"code": made["code"], "nickname": "bob"})
     post(url, "Lobby/StartGame", {"game_id": made["game_id"]}, made["secret"])
-    return {"id": made["game_id"], "ann": made["secret"], "bob": bob["secret"], "kind": game}
+    return {"id": made["game_id"], "ann": made["secret"], "bob": bob["secret"], "kind": game,
+            "seats": {"ann": 0, "bob": 1}}
 
 
 def place_at_random(url: str, game: dict[str, Any], who: str) -> None:
-    """Round 0 of Salvo: a random fleet (once every connected player has one, round 1 opens)."""
+    """Round 0 of Salvo: a random fleet (once every connected player has one, round 1 opens). ``who``'s
+    page must have its Watch stream open first (A17: with nobody connected a round waits for its
+    deadline, 10 minutes here): waited for here."""
+    until(lambda: post(url, "Game/GetView", {"game_id": game["id"]}, game[who])["players"][game["seats"][who]]
+          .get("connected"), f"{who}'s page connected (its Watch stream open)")
     v = post(url, "Game/GetView", {"game_id": game["id"]}, game[who])
     try:
         post(url, "Game/SubmitOrders", {"game_id": game["id"], "version": v["version"],
@@ -445,11 +450,7 @@ def test_a_hidden_page_tells_its_player_the_round_opened_and_the_push_for_it_rep
     page.locator("#notify-push-on").click()
     expect(page.locator("#notify-push-state")).to_have_text(said(lang, "notify.push.on_device_one"))
 
-    # Hidden (a background tab): round 0 done, round 1 opens. (The round closes early once every
-    # connected player is done, A17: the page's Watch stream must be open first, or ann is not connected
-    # and round 0 waits for its 10-minute deadline.)
-    until(lambda: post(url, "Game/GetView", {"game_id": game["id"]}, game["ann"])["players"][0].get("connected"),
-          "the page's Watch stream open (ann connected)")
+    # Hidden (a background tab): round 0 done, round 1 opens
     page.evaluate("window.__hidden = true")
     place_at_random(url, game, "ann")  # (bob has no stream open: ann alone, done, closes round 0)
     tag = f"{game['id']}:your_turn:1"
