@@ -23,8 +23,12 @@ case "${RAY_ADDRESS:-}" in
   "" | auto | local | ray://*) ;;
   *)
     # --object-store-memory: the gateway stores nothing in Ray's object store (Ray's minimum is 75 MB).
+    # --metrics-export-port: this node's own Ray metrics on a known port (the container port named
+    # ray-metrics, scraped by the PodMonitor archipelago-gateway-ray); ARCHIPELAGO_RAY_METRICS_PORT
+    # changes it, as in embedded mode.
     ray start --address="$RAY_ADDRESS" --num-cpus=0 --num-gpus=0 \
-      --object-store-memory=100000000 --disable-usage-stats
+      --object-store-memory=100000000 --disable-usage-stats \
+      --metrics-export-port="${ARCHIPELAGO_RAY_METRICS_PORT:-8090}"
     ;;
 esac
 

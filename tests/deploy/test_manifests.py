@@ -356,7 +356,7 @@ def test_vendored_schemas_say_where_they_come_from() -> None:
 def test_gateway_probes_use_grpc_health_on_50051(docs: list[Doc]) -> None:
     container = _gateway(docs)["spec"]["template"]["spec"]["containers"][0]
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"grpc": GRPC_PORT, "http": HTTP_PORT}
+    assert ports == {"grpc": GRPC_PORT, "http": HTTP_PORT, "ray-metrics": 8090}  # (8090: its own Ray node's metrics)
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         want = {"port": GRPC_PORT, "service": LIVENESS} if probe == "livenessProbe" else {"port": GRPC_PORT}
         assert container[probe]["grpc"] == want, probe  # readiness: the overall service ""

@@ -4,6 +4,8 @@ port that is Ray's metrics export port there (KubeRay's ``metrics-export-port``,
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.deploy.test_manifests import K8S, OVERLAYS, Doc, find, labels_match, render
@@ -32,3 +34,22 @@ def test_the_ray_podmonitor_scrapes_every_ray_node_on_its_metrics_export_port(ov
         ports = {p["name"]: p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
         export = str(node.get("rayStartParams", {}).get("metrics-export-port", KUBERAY_METRICS_PORT))
         assert str(ports.get("metrics")) == export, f"{name}: the port named metrics is Ray's export port {export}"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_gateway_pods_own_ray_node_is_scraped_on_the_port_the_entrypoint_gives_it(overlay: str) -> None:
+    """deploy/docker/entrypoint.sh joins the RayCluster with a Ray node of the gateway pod's own (shards
+    may be placed there), exporting Ray's metrics on ``--metrics-export-port`` (8090 unless
+    ARCHIPELAGO_RAY_METRICS_PORT says): the gateway's container port named ray-metrics is that port, and
+    the PodMonitor archipelago-gateway-ray scrapes it on the gateway's pods."""
+    entrypoint = (K8S.parent / "docker" / "entrypoint.sh").read_text(encoding="utf-8")
+    match = re.search(r'--metrics-export-port="\$\{ARCHIPELAGO_RAY_METRICS_PORT:-(\d+)\}"', entrypoint)
+    assert match, "the entrypoint's ray start gives its node a metrics export port"
+    docs = render(K8S / "overlays" / overlay)
+    gateway = find(docs, "Deployment", "archipelago-gateway")
+    template = gateway["spec"]["template"]
+    ports = {p["name"]: p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
+    assert str(ports.get("ray-metrics")) == match[1]
+    monitor = find(docs, "PodMonitor", "archipelago-gateway-ray")["spec"]
+    assert [e["port"] for e in monitor["podMetricsEndpoints"]] == ["ray-metrics"]
+    assert labels_match(monitor["selector"]["matchLabels"], template["metadata"]["labels"])
