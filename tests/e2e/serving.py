@@ -77,8 +77,18 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
 
 
 async def run(*args: str, timeout: float = 240) -> tuple[int, str]:
-    """``archipelago ARGS…`` as a subprocess: (exit code, output)."""
+    """``archipelago ARGS…`` as a subprocess: (exit code, output). Past ``timeout`` the process is
+    killed (never left running) and the test fails with what it had printed."""
     p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
                                              stderr=asyncio.subprocess.STDOUT)
-    out, _ = await asyncio.wait_for(p.communicate(), timeout)
+    reading = asyncio.ensure_future(p.stdout.read() if p.stdout else asyncio.sleep(0, b""))
+    try:
+        out: bytes = await asyncio.wait_for(asyncio.shield(reading), timeout)
+    except TimeoutError:
+        p.kill()
+        out = await reading  # (what it printed until then: the pipe closes with the process)
+        await p.wait()
+        raise AssertionError(f"archipelago {args[0]} still running after {timeout:g} s; its output:\n"
+                             f"{out.decode(errors='replace')[-4000:]}") from None
+    await p.wait()
     return p.returncode or 0, out.decode()
