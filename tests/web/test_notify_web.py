@@ -454,7 +454,17 @@ def test_a_hidden_page_tells_its_player_the_round_opened_and_the_push_for_it_rep
     page.evaluate("window.__hidden = true")
     place_at_random(url, game, "ann")  # (bob has no stream open: ann alone, done, closes round 0)
     tag = f"{game['id']}:your_turn:1"
-    mine = until(lambda: notifications(page, tag), "the hidden page's own notification")
+    try:
+        mine = until(lambda: notifications(page, tag), "the hidden page's own notification", timeout_s=60)
+    except AssertionError as exc:  # (what the page and the server were in, for whoever reads the failure)
+        state = page.evaluate("""navigator.serviceWorker.getRegistration().then((r) => ({
+            visibility: document.visibilityState, permission: Notification.permission,
+            worker: r ? (r.active ? r.active.state : r.installing ? 'installing' : r.waiting ? 'waiting' : 'none')
+                      : 'no registration',
+            header: (document.querySelector('header') || document.body).innerText.slice(0, 300) }))""")
+        server = post(url, "Game/GetView", {"game_id": game["id"]}, game["ann"])
+        raise AssertionError(f"{exc}; page: {state}; server: round {server.get('round')}, "
+                             f"status {server.get('status')}") from None
     view = post(url, "Game/GetView", {"game_id": game["id"]}, game["ann"])
     assert view["round"] == 1
     title, body = kinds.WORDS[lang][kinds.YOUR_TURN]

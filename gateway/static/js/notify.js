@@ -470,7 +470,14 @@ export function notifyPanel(ctx) {
       icon: '/static/img/icon.svg', data: { url: `${location.origin}/game/${gameId}` } };
     // Through the service worker when there is one (the same place a push shows, so the tag replaces
     // across both; and a phone's browser has no page notifications), else the page's own.
-    const reg = 'serviceWorker' in navigator ? await navigator.serviceWorker.getRegistration().catch(() => null) : null;
+    // A worker registered but not yet active (just installed: Web Push turned on a moment ago, a slow
+    // phone) is waited for, at most 10 s: falling back to a page notification would show nothing on a
+    // phone and would not be replaced by the push for the same thing.
+    let reg = 'serviceWorker' in navigator ? await navigator.serviceWorker.getRegistration().catch(() => null) : null;
+    if (reg && !reg.active) {
+      reg = await Promise.race([navigator.serviceWorker.ready.catch(() => null),
+        new Promise((resolve) => { setTimeout(() => resolve(null), 10000); })]);
+    }
     if (reg && reg.active) {
       await reg.showNotification(title, options).catch(() => {});
       return;
