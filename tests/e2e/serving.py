@@ -81,7 +81,8 @@ async def run(*args: str, timeout: float = 240) -> tuple[int, str]:
     killed (never left running) and the test fails with what it had printed."""
     p = await asyncio.create_subprocess_exec(EXE, *args, stdout=asyncio.subprocess.PIPE,
                                              stderr=asyncio.subprocess.STDOUT)
-    reading = asyncio.ensure_future(p.stdout.read() if p.stdout else asyncio.sleep(0, b""))
+    assert p.stdout is not None
+    reading = asyncio.ensure_future(p.stdout.read())
     try:
         out: bytes = await asyncio.wait_for(asyncio.shield(reading), timeout)
     except TimeoutError:
