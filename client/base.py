@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
+from archipelago.v1 import community_pb2 as cp
 from archipelago.v1 import game_pb2, lobby_pb2
 
 M = TypeVar("M", bound=Message)
@@ -34,6 +35,11 @@ class BaseClient(abc.ABC):
         Close it (``contextlib.aclosing``) when done: while it is open the player counts as connected."""
 
     @abc.abstractmethod
+    def spectate(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        """The Spectate stream of a public game (community.proto): the updates every player receives,
+        with a spectator's own seqs. Close it when done."""
+
+    @abc.abstractmethod
     def with_secret(self, secret: str) -> BaseClient:
         """Another client sharing this one's connection, acting as another player."""
 
@@ -45,6 +51,57 @@ class BaseClient(abc.ABC):
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
+
+    # ------------------------------------------------------------------ lobby
+    # ------------------------------------------------------------------ community (community.proto)
+    async def quick_play(self, game: str, **kw: Any) -> cp.QuickPlayResponse:
+        """"Play now": a seat in the fullest quick-play lobby of the game, speed and size, or a new one.
+        With a profile secret as this client's secret the seat is linked to that profile; the client
+        then acts as the new player (its secret becomes the player's)."""
+        resp = await self.call("Community", "QuickPlay", cp.QuickPlayRequest(game=game, **kw), cp.QuickPlayResponse)
+        return resp
+
+    async def live_games(self, game: str = "") -> cp.ListLiveGamesResponse:
+        return await self.call("Community", "ListLiveGames", cp.ListLiveGamesRequest(game=game),
+                               cp.ListLiveGamesResponse)
+
+    async def spectator_view(self, game_id: str) -> game_pb2.GetViewResponse:
+        return await self.call("Community", "GetSpectatorView", cp.GetSpectatorViewRequest(game_id=game_id),
+                               game_pb2.GetViewResponse)
+
+    async def create_profile(self, handle: str, request_id: str = "") -> cp.ProfileSecret:
+        return await self.call("Community", "CreateProfile", cp.CreateProfileRequest(handle=handle,
+                                                                                    request_id=request_id),
+                               cp.ProfileSecret)
+
+    async def my_profile(self) -> cp.Profile:
+        return await self.call("Community", "GetMyProfile", cp.GetMyProfileRequest(), cp.Profile)
+
+    async def reset_profile_secret(self, request_id: str = "") -> cp.ProfileSecret:
+        return await self.call("Community", "ResetProfileSecret", cp.ResetProfileSecretRequest(request_id=request_id),
+                               cp.ProfileSecret)
+
+    async def profile(self, handle: str) -> cp.Profile:
+        return await self.call("Community", "GetProfile", cp.GetProfileRequest(handle=handle), cp.Profile)
+
+    async def profile_games(self, handle: str, limit: int = 0, offset: int = 0) -> cp.ListProfileGamesResponse:
+        return await self.call("Community", "ListProfileGames",
+                               cp.ListProfileGamesRequest(handle=handle, limit=limit, offset=offset),
+                               cp.ListProfileGamesResponse)
+
+    async def leaderboard(self, game: str, speed: int = 0, limit: int = 0, offset: int = 0
+                          ) -> cp.GetLeaderboardResponse:
+        return await self.call("Community", "GetLeaderboard",
+                               cp.GetLeaderboardRequest(game=game, speed=speed, limit=limit,  # type: ignore[arg-type]
+                                                        offset=offset), cp.GetLeaderboardResponse)
+
+    async def replay(self, game_id: str, frame: int, seat: int = -1) -> cp.ReplayFrame:
+        return await self.call("Community", "GetReplay", cp.GetReplayRequest(game_id=game_id, frame=frame, seat=seat),
+                               cp.ReplayFrame)
+
+    async def export_game(self, game_id: str) -> cp.ExportGameResponse:
+        return await self.call("Community", "ExportGame", cp.ExportGameRequest(game_id=game_id),
+                               cp.ExportGameResponse)
 
     # ------------------------------------------------------------------ lobby
     async def create(self, game: str, **kw: Any) -> lobby_pb2.CreateGameResponse:

@@ -8,7 +8,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from archipelago.v1 import game_pb2, game_pb2_grpc, lobby_pb2_grpc
+from archipelago.v1 import community_pb2, community_pb2_grpc, game_pb2, game_pb2_grpc, lobby_pb2_grpc
 from client.base import BaseClient, M
 from client.errors import ApiError
 
@@ -34,7 +34,8 @@ class Client(BaseClient):
         self.address = address
         self.channel = channel or grpc.aio.insecure_channel(address)
         self.stubs: dict[str, Any] = {"Lobby": lobby_pb2_grpc.LobbyStub(self.channel),
-                                      "Game": game_pb2_grpc.GameStub(self.channel)}
+                                      "Game": game_pb2_grpc.GameStub(self.channel),
+                                      "Community": community_pb2_grpc.CommunityStub(self.channel)}
 
     def with_secret(self, secret: str) -> Client:
         return Client(self.address, secret, self.channel)
@@ -53,9 +54,15 @@ class Client(BaseClient):
             raise api_error(err) from None
         return result
 
-    async def watch(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
-        call = self.stubs["Game"].Watch(game_pb2.WatchRequest(game_id=game_id, after_seq=after_seq),
-                                        metadata=self.metadata)
+    def watch(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        return self._stream("Game", "Watch", game_pb2.WatchRequest(game_id=game_id, after_seq=after_seq))
+
+    def spectate(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        return self._stream("Community", "Spectate",
+                            community_pb2.SpectateRequest(game_id=game_id, after_seq=after_seq))
+
+    async def _stream(self, service: str, method: str, request: Message) -> AsyncGenerator[game_pb2.Update, None]:
+        call = getattr(self.stubs[service], method)(request, metadata=self.metadata)
         try:
             async for update in call:
                 yield update

@@ -53,8 +53,14 @@ class WebClient(BaseClient):
             raise _error(data, r.status_code)
         return json_format.ParseDict(data, response())
 
-    async def watch(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
-        url = "ws" + self.base_url[len("http"):] + "/v1/Game/Watch"
+    def watch(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        return self._stream("/v1/Game/Watch", game_id, after_seq)
+
+    def spectate(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        return self._stream("/v1/Community/Spectate", game_id, after_seq)
+
+    async def _stream(self, path: str, game_id: str, after_seq: int) -> AsyncGenerator[game_pb2.Update, None]:
+        url = "ws" + self.base_url[len("http"):] + path
         hello: dict[str, Any] = {"game_id": game_id, "after_seq": str(after_seq)}
         if self.secret:
             hello["authorization"] = f"Bearer {self.secret}"

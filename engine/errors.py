@@ -80,6 +80,12 @@ class GameOver(NotYourTurn):
     code = "game/over"
 
 
+class NotOver(GameError):
+    """The game is still being played: a finished game's replay or export waits for its end."""
+
+    code = "game/not_over"
+
+
 class StaleVersion(GameError):
     """The submission names a state version older than the current round's."""
 

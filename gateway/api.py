@@ -50,6 +50,7 @@ from gateway.limits import PEER, Limiter, Limits
 from gateway.metrics import fanned_out
 from gateway.pubsub import Notices
 from gateway.router import ShardRouter
+from services.actor_core import SPECTATOR
 from services.game_actor import Retention, check_creation, fingerprint
 from services.store import Store
 
@@ -108,6 +109,8 @@ class PresenceCollector(Collector):
         yield GaugeMetricFamily("archipelago_connected_players", "Players (distinct game and seat) connected through "
                                 "this gateway: at least one open Watch stream here, or their AI agent's presence "
                                 "(A17, A90)", value=players)
+        yield GaugeMetricFamily("archipelago_spectator_streams", "Open spectator streams (Spectate, community.proto) "
+                                "on this gateway", value=sum(len(p.spectators) for p in list(_PRESENCES)))
 
 
 REGISTRY.register(PresenceCollector())
@@ -167,6 +170,8 @@ class Presence:
         self._timers: set[asyncio.Task[None]] = set()  # grace ends (cancelled at stop: Redis expires them)
         # Agents' presence (A90): agent token hash -> [stream id, expiry (loop time), caller]
         self.leases: dict[str, list[Any]] = {}
+        # spectator streams here (never presence, A17): stream id -> (game id, client address)
+        self.spectators: dict[str, tuple[str, str]] = {}
         self.on_lease_end: Any = None  # async (game_id, seat, sid) -> None, set by PlayerAPI
         _PRESENCES.add(self)
 
@@ -265,8 +270,14 @@ class PlayerAPI:
         self.presence.on_lease_end = lambda game_id, seat, sid: self._gone(game_id, seat, sid, grace_s=0)
         self.limiter = Limiter(self.config.limits)
         from gateway.notify_api import NotifyService
+        from gateway.profiles import Profiles
+        from gateway.quickplay import QuickPlay
+        from gateway.replays import Replays
 
         self.notify = NotifyService(store, self.config.public_url)
+        self.profiles = Profiles(self)  # profiles, ratings, leaderboards, history (community.proto)
+        self.quick = QuickPlay(self)  # "Play now"
+        self.replays = Replays(self)  # finished games: replays and exports
 
     async def start(self) -> None:
         await self.notices.start()
@@ -346,10 +357,14 @@ class PlayerAPI:
     # ------------------------------------------------------------------ lobby
     async def create(self, *, game: str, seats: int, nickname: str, public: bool = False, speed: str = "fast",
                      deadline_seconds: float = 0.0, options: Mapping[str, Any] | None = None,
-                     request_id: str = "") -> dict[str, Any]:
-        """Create a game; the caller is its host (seat 0). Returns game_id, code, invite_link, secret, seat."""
+                     request_id: str = "", profile_secret: str = "",
+                     extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Create a game; the caller is its host (seat 0). Returns game_id, code, invite_link, secret, seat.
+        ``profile_secret`` (a ``prf_…`` bearer): the host plays under that profile (community.proto);
+        ``extra``: more of the shard's create spec (a quick-play lobby's ``quick``)."""
         self._check_request_id(request_id)
         self.limiter.lobby_call()
+        profile = await self.profiles.lookup(profile_secret)
         config = {**(options or {}), "players": seats or 2}
         table = speed_deadlines(game, speed or "fast")
         if table and not deadline_seconds:  # a game with its own speeds (Arcmage, M25): its turn length
@@ -375,10 +390,12 @@ class PlayerAPI:
             while not await self.store.claim_code(code, game_id):
                 code = new_code()
         await self.router.place_new(game_id)
-        made = await self.router.game(game_id).create_game(
-            game_id,
-            {"kind": game, "config": config, "nickname": nickname, "secret_hash": hash_secret(secret),
-             "public": public, "deadline_s": deadline, "code": code, "request": request})
+        spec: dict[str, Any] = {"kind": game, "config": config, "nickname": nickname,
+                                "secret_hash": hash_secret(secret), "public": public, "deadline_s": deadline,
+                                "code": code, "request": request, "speed": speed or "fast", **(extra or {})}
+        if profile:
+            spec["profile"] = profile
+        made = await self.router.game(game_id).create_game(game_id, spec)
         if summary is None and self.limiter.open_lobby_cap():  # (a cap means a known address)
             await self.store.add_lobby(PEER.get(), game_id, self.config.retention.lobby_ttl_s)
         return {"game_id": game_id, "code": made["code"], "secret": secret, "seat": 0,
@@ -390,11 +407,13 @@ class PlayerAPI:
             raise self.limiter.too_many_lobbies(self.config.retention.lobby_ttl_s)
 
     async def join(self, *, code: str, nickname: str, request_id: str = "",
-                   options: dict[str, Any] | None = None) -> dict[str, Any]:
+                   options: dict[str, Any] | None = None, profile_secret: str = "") -> dict[str, Any]:
         """Take a free seat of a game in its lobby. Returns game_id, seat, secret, game. ``options``:
-        ``{kind: the seat's own choices}`` (Arcmage: its deck), checked by the game."""
+        ``{kind: the seat's own choices}`` (Arcmage: its deck), checked by the game; ``profile_secret``
+        as for :meth:`create`."""
         self._check_request_id(request_id)
         self.limiter.lobby_call()
+        profile = await self.profiles.lookup(profile_secret)
         code = code.strip().upper()
         game_id = await self.store.game_of_code(code) if len(code) == 6 else None
         if game_id is None:
@@ -403,7 +422,7 @@ class PlayerAPI:
             secret = (await self._derive(f"join\0{game_id}", request_id))[:40]
         else:
             secret = secrets.token_urlsafe(24)
-        joined = await self.router.game(game_id).join(game_id, nickname, hash_secret(secret), options)
+        joined = await self.router.game(game_id).join(game_id, nickname, hash_secret(secret), options, profile)
         return {"game_id": game_id, "seat": joined["seat"], "secret": secret, "game": joined["game"]}
 
     async def start_game(self, secret: str, game_id: str, fill_with_autopilot: bool = False) -> dict[str, Any]:
@@ -586,42 +605,120 @@ class PlayerAPI:
             if not await self.store.connected_elsewhere(game_id, seat, sid):
                 await self.store.publish(game_id, {"presence": seat, "connected": True})
             self.presence.later(self._changed(game_id))  # may close the round (A17); not waited for
-            since, target = after_seq, 0
-            while True:
-                got = await self.router.game(game_id).updates(game_id, seat, since, target)
-                version = int(got["version"])
-                updates = got["updates"]
-                for i, u in enumerate(updates):
-                    if door == "mcp" and i == len(updates) - 1:  # an agent's wait reads the stream in this
-                        fanned_out(door, box.sent(version))  # process and may stop at it: handed over = sent
-                    yield u
-                    since = max(since, int(u["seq"]))
-                # (resumed after the last one: the door has written them; notices that made no update
-                # for this seat are forgotten unmeasured)
-                sent = box.sent(version)
-                if updates and door != "mcp":
-                    fanned_out(door, sent)
-                if got["over"]:
-                    return  # game_over was the last update
-                target = max(target, version)  # a version not applied after the wait is not waited for again
-                while box.version <= target and not box.stale:
-                    await box.wait()
-                    if self.closing:
-                        raise Unavailable("this gateway is stopping: watch again (another gateway) from your last "
-                                          "seq", field="game_id")
-                    if who.agent and who.agent in box.revoked:
-                        raise Unauthenticated("this agent token was revoked", field="authorization", rule="A90")
-                    while box.presence:
-                        other, connected = box.presence.popleft()
-                        if other != seat:
-                            yield {"version": version, "seq": 0, "round": 0, "seat": other,
-                                   "kind": "connected" if connected else "disconnected"}
-                box.stale = False  # (nudged: notices may be lost; read again, waiting for nothing new)
-                target = max(target, box.version)
+            async for u in self._updates(who, after_seq, door, box):
+                yield u
         finally:
             self.notices.unsubscribe_now(game_id, box)
             self.presence.close(sid)
             self.presence.later(self._gone(game_id, seat, sid))
+
+    async def _updates(self, who: Caller, after_seq: int, door: str, box: Any) -> AsyncGenerator[dict[str, Any], None]:
+        """The updates of ``who`` (a seat, or ``SPECTATOR``) after ``after_seq``, then live ones as
+        ``box`` (subscribed) hears of new versions, until the game is over."""
+        game_id, seat = who.game_id, who.seat
+        since, target = after_seq, 0
+        while True:
+            got = await self.router.game(game_id).updates(game_id, seat, since, target)
+            version = int(got["version"])
+            updates = got["updates"]
+            for i, u in enumerate(updates):
+                if door == "mcp" and i == len(updates) - 1:  # an agent's wait reads the stream in this
+                    fanned_out(door, box.sent(version))  # process and may stop at it: handed over = sent
+                yield u
+                since = max(since, int(u["seq"]))
+            # (resumed after the last one: the door has written them; notices that made no update
+            # for this seat are forgotten unmeasured)
+            sent = box.sent(version)
+            if updates and door != "mcp":
+                fanned_out(door, sent)
+            if got["over"]:
+                return  # game_over was the last update
+            target = max(target, version)  # a version not applied after the wait is not waited for again
+            while box.version <= target and not box.stale:
+                await box.wait()
+                if self.closing:
+                    raise Unavailable("this gateway is stopping: watch again (another gateway) from your last "
+                                      "seq", field="game_id")
+                if who.agent and who.agent in box.revoked:
+                    raise Unauthenticated("this agent token was revoked", field="authorization", rule="A90")
+                while box.presence:
+                    other, connected = box.presence.popleft()
+                    if other != seat:
+                        yield {"version": version, "seq": 0, "round": 0, "seat": other,
+                               "kind": "connected" if connected else "disconnected"}
+            box.stale = False  # (nudged: notices may be lost; read again, waiting for nothing new)
+            target = max(target, box.version)
+
+    # ------------------------------------------------------------------ spectators (community.proto)
+    async def _public_game(self, game_id: str) -> dict[str, Any]:
+        """The summary of a public game; NotFound for an unknown or private one (alike: a private game's
+        existence is not told)."""
+        summary = await self.store.summary(game_id) if 0 < len(game_id) <= 64 else None
+        if summary is None or not summary.get("public"):
+            raise NotFound(f"no public game {game_id[:40]!r}", field="game_id")
+        return summary
+
+    async def spectator_view(self, game_id: str) -> dict[str, Any]:
+        """What a spectator sees of a public game (what every player knows; everything once over)."""
+        self.limiter.read_call()
+        await self._public_game(game_id)
+        result: dict[str, Any] = await self.router.game(game_id).view(game_id, SPECTATOR)
+        return result
+
+    async def spectate(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[dict[str, Any], None]:
+        """A spectator's updates of a public game after ``after_seq``, then live ones, until the game is
+        over. Refused before the first update: an unknown or private game, a bad ``after_seq``, a game
+        with ``spectators_per_game`` spectator streams here, an address with ``spectate_per_address``."""
+        from gateway.rpc import check_after_seq
+
+        check_after_seq(after_seq)
+        self.limiter.read_call()
+        await self._public_game(game_id)
+        if after_seq > 0:
+            latest = await self.router.game(game_id).view(game_id, SPECTATOR)
+            check_after_seq(after_seq, int(latest["seq"]))
+        limits, peer = self.config.limits, PEER.get()
+        watching = self.presence.spectators
+        if limits.enabled:
+            if sum(1 for g, _ in watching.values() if g == game_id) >= limits.spectators_per_game:
+                raise self.limiter.spectators_full(f"this game has {limits.spectators_per_game} spectators on this "
+                                                   "gateway, the most it takes")
+            if peer and sum(1 for _, p in watching.values() if p == peer) >= limits.spectate_per_address:
+                raise self.limiter.spectators_full(f"at most {limits.spectate_per_address} spectator streams per "
+                                                   "client address")
+        return self._spectator_stream(game_id, after_seq, peer, DOOR.get())
+
+    async def _spectator_stream(self, game_id: str, after_seq: int, peer: str, door: str
+                                ) -> AsyncGenerator[dict[str, Any], None]:
+        box = self.notices.subscribe_now(game_id)  # no await before the try: nothing can leak
+        sid = f"spectator.{next(self.presence._ids)}"
+        self.presence.spectators[sid] = (game_id, peer)
+        try:
+            await self.notices.ready(game_id)
+            async for u in self._updates(Caller(game_id, SPECTATOR), after_seq, door, box):
+                yield u
+        finally:
+            self.notices.unsubscribe_now(game_id, box)
+            self.presence.spectators.pop(sid, None)
+
+    def spectators_of(self, game_id: str) -> int:
+        """Spectator streams of ``game_id`` open on this gateway."""
+        return sum(1 for g, _ in list(self.presence.spectators.values()) if g == game_id)
+
+    async def live_games(self, game: str = "") -> list[dict[str, Any]]:
+        """Public games being played (and finished within the last hour), newest first, with their
+        players and this gateway's spectators."""
+        self.limiter.read_call()
+        out = []
+        for s in await self.store.live_games():
+            if game and s["game"] != game:
+                continue
+            out.append({"summary": s, "started_unix_ms": int(s.get("started_ms", 0)),
+                        "spectators": self.spectators_of(s["game_id"]),
+                        "players": [{"seat": p["seat"], "nickname": p["nickname"], "handle": p.get("handle", ""),
+                                     "autopilot": bool(p.get("autopilot")), "host": p["seat"] == 0}
+                                    for p in s.get("players", ())]})
+        return out
 
     async def _changed(self, game_id: str) -> None:
         try:

@@ -44,6 +44,7 @@ TABLE: dict[type[E.GameError], ErrorKind] = {
         (E.NotYourTurn, S.FAILED_PRECONDITION, 409, True),
         (E.NotStarted, S.FAILED_PRECONDITION, 409, True),
         (E.GameOver, S.FAILED_PRECONDITION, 409, False),
+        (E.NotOver, S.FAILED_PRECONDITION, 409, True),
         (E.StaleVersion, S.ABORTED, 409, False),
         (E.RateLimited, S.RESOURCE_EXHAUSTED, 429, True),
         (E.Throttled, S.RESOURCE_EXHAUSTED, 429, True),

@@ -1,4 +1,4 @@
-"""The gRPC door: Lobby and Game over grpc.aio, plus health and reflection (v1 and v1alpha).
+"""The gRPC door: Lobby, Game and Community over grpc.aio, plus health and reflection (v1 and v1alpha).
 
 Generic: every unary rpc of :data:`gateway.rpc.UNARY` becomes a method handler that takes the
 secret from the ``authorization`` metadata, calls the rpc's handler and renders errors as a status
@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
-from archipelago.v1 import game_pb2, lobby_pb2
+from archipelago.v1 import community_pb2, game_pb2, lobby_pb2
 from engine.errors import InvalidOrder, NotFound
 from gateway import errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
@@ -33,6 +33,7 @@ __all__ = ["LATENCY", "REQUESTS", "build_server", "set_serving"]  # (REQUESTS, L
 SERVICES = {
     "Lobby": lobby_pb2.DESCRIPTOR.services_by_name["Lobby"],
     "Game": game_pb2.DESCRIPTOR.services_by_name["Game"],
+    "Community": community_pb2.DESCRIPTOR.services_by_name["Community"],
 }
 SERVICE_NAMES = tuple(s.full_name for s in SERVICES.values())
 MAX_PENDING_CALLS = 20_000
@@ -111,21 +112,21 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
     return handle
 
 
-def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.ServicerContext], AsyncIterator[Message]]:
-    async def handle(request: game_pb2.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
+def _stream(api: PlayerAPI, r: rpc.Stream) -> Callable[[Message, grpc.aio.ServicerContext], AsyncIterator[Message]]:
+    async def handle(request: Message, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
         PEER.set(grpc_peer(context.peer() or ""))
         DOOR.set("grpc")
         failure: Exception | None = None
         try:
             if isinstance(request, Malformed):
                 raise request.error()
-            updates = await rpc.watch(api, request, _secret(context))
+            updates = await r.handler(api, request, _secret(context))
         except Exception as exc:
             failure = exc
         if failure is not None:
-            await _abort(context, "Watch", failure)  # (outside the except block, as in _unary)
+            await _abort(context, r.name, failure)  # (outside the except block, as in _unary)
             return
-        count("grpc", "Watch")
+        count("grpc", r.name)
         try:
             async with contextlib.aclosing(updates):
                 async for update in updates:
@@ -133,7 +134,7 @@ def _watch(api: PlayerAPI) -> Callable[[game_pb2.WatchRequest, grpc.aio.Servicer
         except Exception as exc:  # the stream ended on an error (a revoked agent token, say): render it
             failure = exc
         if failure is not None:
-            await _abort(context, "Watch", failure)
+            await _abort(context, r.name, failure)
     return handle
 
 
@@ -147,7 +148,8 @@ class UnknownMethods(grpc.GenericRpcHandler):  # type: ignore[misc]
 
     @staticmethod
     async def _refuse(_requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        err = NotFound("no such method: see the .proto files (Lobby, Game), health and reflection", field="rpc")
+        err = NotFound("no such method: see the .proto files (Lobby, Game, Community), health and reflection",
+                       field="rpc")
         REQUESTS.labels("grpc", UNKNOWN, grpc.StatusCode.UNIMPLEMENTED.name, err.code).inc()  # (gRPC's own status)
         context.set_trailing_metadata(errors.trailers(err))
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, str(err))
@@ -157,14 +159,16 @@ class UnknownMethods(grpc.GenericRpcHandler):  # type: ignore[misc]
 def handlers(api: PlayerAPI) -> list[grpc.GenericRpcHandler]:
     out: list[grpc.GenericRpcHandler] = []
     known("grpc", rpc.UNARY)
-    known("grpc", ("Watch",), timed=False)
+    known("grpc", tuple(rpc.STREAMS), timed=False)
     for service_name, service in SERVICES.items():
         methods: dict[str, Any] = {}
         for m in service.methods:
             response = message_factory.GetMessageClass(m.output_type)
             if m.server_streaming:
+                streaming = rpc.STREAMS[m.name]
+                assert streaming.service == service_name
                 methods[m.name] = grpc.unary_stream_rpc_method_handler(
-                    _watch(api), request_deserializer=deserializer(game_pb2.WatchRequest),
+                    _stream(api, streaming), request_deserializer=deserializer(streaming.request),
                     response_serializer=response.SerializeToString)
             else:
                 r = rpc.UNARY[m.name]

@@ -37,7 +37,8 @@ MAX_PEERS = 100_000
 REFUSED = Counter("archipelago_throttled_total", "requests refused by a per-address limit (client/throttled): "
                   "lobby calls, failed authentications, open lobby games", ["limit"])
 #: the ``limit`` label of archipelago_throttled_total, one counter each (every series there from 0)
-THROTTLED = {limit: REFUSED.labels(limit) for limit in ("lobby", "auth_failures", "open_lobbies")}
+THROTTLED = {limit: REFUSED.labels(limit) for limit in ("lobby", "auth_failures", "open_lobbies", "reads",
+                                                        "spectators")}
 
 
 def grpc_peer(peer: str) -> str:
@@ -76,6 +77,13 @@ class Limits:
     auth_failures_per_min: float = 30.0
     auth_failures_burst: int = 30
     open_lobbies: int = 20
+    #: community reads (ListLiveGames, GetSpectatorView, profiles, leaderboards, replays, Spectate opens)
+    reads_per_min: float = 120.0
+    reads_burst: int = 60
+    #: spectator streams of one game on one gateway (not per address: every spectator counts)
+    spectators_per_game: int = 200
+    #: open spectator streams of one client address on one gateway
+    spectate_per_address: int = 8
 
     @classmethod
     def off(cls) -> Limits:
@@ -96,7 +104,11 @@ class Limits:
                    lobby_burst=int(num("LOBBY_BURST", d.lobby_burst)),
                    auth_failures_per_min=num("AUTH_FAILURES_PER_MIN", d.auth_failures_per_min),
                    auth_failures_burst=int(num("AUTH_FAILURES_BURST", d.auth_failures_burst)),
-                   open_lobbies=int(num("OPEN_LOBBIES", d.open_lobbies)))
+                   open_lobbies=int(num("OPEN_LOBBIES", d.open_lobbies)),
+                   reads_per_min=num("READS_PER_MIN", d.reads_per_min),
+                   reads_burst=int(num("READS_BURST", d.reads_burst)),
+                   spectators_per_game=int(num("SPECTATORS_PER_GAME", d.spectators_per_game)),
+                   spectate_per_address=int(num("SPECTATE_PER_ADDRESS", d.spectate_per_address)))
 
 
 class Buckets:
@@ -128,6 +140,7 @@ class Limiter:
         self.limits = limits
         self.lobby = Buckets(limits.lobby_per_min, limits.lobby_burst, clock)
         self.failures = Buckets(limits.auth_failures_per_min, limits.auth_failures_burst, clock)
+        self.reads = Buckets(limits.reads_per_min, limits.reads_burst, clock)
 
     def _peer(self) -> str:
         return PEER.get() if self.limits.enabled else ""
@@ -142,6 +155,23 @@ class Limiter:
             THROTTLED["lobby"].inc()
             raise Wait("too many lobby calls from this address: retry in {s} s", wait_s=wait, field="client")
         self.lobby.take(peer)
+
+    def read_call(self) -> None:
+        """Count a community read of the current address (community.proto); Throttled when its bucket
+        is empty."""
+        peer = self._peer()
+        if not peer:
+            return
+        wait = self.reads.wait_s(peer)
+        if wait > 0:
+            THROTTLED["reads"].inc()
+            raise Wait("too many reads from this address: retry in {s} s", wait_s=wait, field="client")
+        self.reads.take(peer)
+
+    def spectators_full(self, what: str) -> Throttled:
+        """The refusal of a spectator stream beyond a cap (counted); the wait: a guess, streams end."""
+        THROTTLED["spectators"].inc()
+        return Wait(what + ": retry in {s} s", wait_s=30.0, field="game_id")
 
     def before_auth(self) -> None:
         """Refuse at once while the current address has spent its failed authentications."""

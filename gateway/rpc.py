@@ -1,4 +1,4 @@
-"""The rpcs of the Lobby and Game services, once, as protobuf message in -> player API -> message out.
+"""The rpcs of the Lobby, Game and Community services, once, as protobuf message in -> player API -> message out.
 
 Every door uses this table: gRPC (:mod:`gateway.grpc_door`) with the secret from the call's
 metadata, JSON over HTTP + WebSocket (:mod:`gateway.web`) with the secret from the ``Authorization``
@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from archipelago.v1 import game_pb2, lobby_pb2, notify_pb2
+from archipelago.v1 import community_pb2, game_pb2, lobby_pb2, notify_pb2
 from engine.errors import InvalidOrder
-from gateway import convert
+from gateway import convert, rpc_community
 from gateway.api import MAX_AGENT_TOKENS, PlayerAPI
 
 Unary = Callable[[PlayerAPI, Message, str], Awaitable[Message]]
+Streaming = Callable[[PlayerAPI, Message, str], Awaitable[AsyncGenerator[game_pb2.Update, None]]]
 
 
 async def create_game(api: PlayerAPI, req: lobby_pb2.CreateGameRequest, _secret: str) -> Message:
@@ -133,10 +134,21 @@ async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> Asyn
 
 @dataclass(frozen=True)
 class Rpc:
-    service: str  # "Lobby" or "Game"
+    service: str  # "Lobby", "Game" or "Community"
     name: str
     request: type[Message]
     handler: Unary
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A server-streaming rpc of Update messages: gRPC streams it, the JSON door serves it as a
+    WebSocket at ``/v1/{service}/{name}`` (first frame: the request and the authorization)."""
+
+    service: str
+    name: str
+    request: type[Message]
+    handler: Streaming
 
 
 UNARY: dict[str, Rpc] = {r.name: r for r in (
@@ -154,15 +166,24 @@ UNARY: dict[str, Rpc] = {r.name: r for r in (
     Rpc("Game", "RevokeAgentToken", game_pb2.RevokeAgentTokenRequest, revoke_agent_token),  # type: ignore[arg-type]
     Rpc("Game", "GetNotifications", notify_pb2.GetNotificationsRequest, get_notifications),  # type: ignore[arg-type]
     Rpc("Game", "SetNotifications", notify_pb2.SetNotificationsRequest, set_notifications),  # type: ignore[arg-type]
+    *(Rpc("Community", name, request, handler) for name, request, handler in rpc_community.UNARY_COMMUNITY),
+)}
+
+#: the streaming rpcs, by name: a player's Watch and a spectator's Spectate
+STREAMS: dict[str, Stream] = {s.name: s for s in (
+    Stream("Game", "Watch", game_pb2.WatchRequest, watch),  # type: ignore[arg-type]
+    Stream("Community", "Spectate", community_pb2.SpectateRequest, rpc_community.spectate),  # type: ignore[arg-type]
 )}
 
 
 def _check_complete() -> None:
-    """Every unary rpc of the .proto services has a handler here (and nothing else does)."""
-    declared = {m.name for svc in (lobby_pb2.DESCRIPTOR.services_by_name["Lobby"],
-                                   game_pb2.DESCRIPTOR.services_by_name["Game"])
-                for m in svc.methods if not m.server_streaming}
+    """Every rpc of the .proto services has a handler here (and nothing else does)."""
+    services = (lobby_pb2.DESCRIPTOR.services_by_name["Lobby"], game_pb2.DESCRIPTOR.services_by_name["Game"],
+                community_pb2.DESCRIPTOR.services_by_name["Community"])
+    declared = {m.name for svc in services for m in svc.methods if not m.server_streaming}
     assert declared == set(UNARY), (declared, set(UNARY))
+    streaming = {m.name for svc in services for m in svc.methods if m.server_streaming}
+    assert streaming == set(STREAMS), (streaming, set(STREAMS))
 
 
 _check_complete()

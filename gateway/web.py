@@ -4,9 +4,10 @@
   is the rpc's request message in protobuf's JSON mapping, the answer its response message (field
   names as in the .proto; int64 values as JSON strings, enums by name; every field present).
   The player secret travels as ``Authorization: Bearer <secret>``.
-- ``GET /v1/Game/Watch`` upgraded to a WebSocket: the client's first text frame is
-  ``{"authorization": "Bearer <secret>", "game_id": "…", "after_seq": "0"}`` (a WatchRequest plus
-  the secret, which never goes in the URL: URLs land in logs), within ``HELLO_TIMEOUT_S``
+- ``GET /v1/Game/Watch`` (and ``/v1/Community/Spectate``, a spectator's) upgraded to a WebSocket:
+  the client's first text frame is
+  ``{"authorization": "Bearer <secret>", "game_id": "…", "after_seq": "0"}`` (a WatchRequest plus the
+  secret, which never goes in the URL: URLs land in logs), within ``HELLO_TIMEOUT_S``
   (``ARCHIPELAGO_WS_HELLO_S``, 10 s; else an error frame and close 4408 "hello timeout"); the
   server then sends one text frame per Update (JSON mapping) and closes with code 1000 after
   ``game_over``. A frame over 256 KiB: uvicorn closes with 1009 and a reason naming the limit.
@@ -32,7 +33,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from archipelago.v1 import game_pb2
 from engine.errors import GameError, InvalidOrder, NotFound, Unauthenticated
 from gateway import convert, errors, rpc
 from gateway.api import DOOR, MAX_REQUEST_BYTES, PlayerAPI, bearer
@@ -96,7 +96,7 @@ def _unary(r: rpc.Rpc) -> Callable[[Request], Awaitable[Response]]:
     return tracing.traced_endpoint(f"POST /v1/{r.service}/{r.name}", "http", endpoint)
 
 
-def _watch() -> Callable[[WebSocket], Awaitable[None]]:
+def _stream(r: rpc.Stream) -> Callable[[WebSocket], Awaitable[None]]:
     async def endpoint(ws: WebSocket) -> None:
         api: PlayerAPI = ws.app.state.api
         await ws.accept()
@@ -108,7 +108,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
                 late = Unauthenticated(f"the first frame (authorization, game_id, after_seq) did not come within "
                                        f"{HELLO_TIMEOUT_S:g} s", field="authorization", rule="A3")
                 body = errors.to_dict(late) | {"http_status": HELLO_CLOSE - 4000}
-                count("http", "Watch", late)
+                count("http", r.name, late)
                 tracing.failed(late.code)
                 with contextlib.suppress(Exception):
                     await ws.send_text(json.dumps({"error": body}))
@@ -131,21 +131,21 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
             if authorization is not None and not isinstance(authorization, str):
                 raise InvalidOrder("authorization is a string: \"Bearer <secret>\"", field="authorization", rule="A3")
             secret = bearer(authorization) or bearer(ws.headers.get("authorization"))
-            req = parse(hello, game_pb2.WatchRequest)
+            req = parse(hello, r.request)
             DOOR.set("http")
-            updates = await rpc.watch(api, req, secret)  # type: ignore[arg-type]
+            updates = await r.handler(api, req, secret)
         except WebSocketDisconnect:
             return
         except Exception as exc:
             err = errors.as_game_error(exc)
             body = errors.to_dict(err)
-            count("http", "Watch", err)
+            count("http", r.name, err)
             tracing.failed(err.code)
             with contextlib.suppress(Exception):
                 await ws.send_text(json.dumps({"error": body}))
                 await ws.close(code=4000 + body["http_status"], reason=body["code"])
             return
-        count("http", "Watch")
+        count("http", r.name)
 
         async def pump() -> None:
             async with contextlib.aclosing(updates):
@@ -175,7 +175,7 @@ def _watch() -> Callable[[WebSocket], Awaitable[None]]:
                     body = errors.to_dict(failure)
                     await ws.send_text(json.dumps({"error": body}))
                     await ws.close(code=4000 + body["http_status"], reason=body["code"])
-    return tracing.traced_endpoint("WebSocket /v1/Game/Watch", "http", endpoint)
+    return tracing.traced_endpoint(f"WebSocket /v1/{r.service}/{r.name}", "http", endpoint)
 
 
 async def _elsewhere(request: Request) -> Response:
@@ -185,8 +185,9 @@ async def _elsewhere(request: Request) -> Response:
     path = request.url.path
     service, _, name = path[len("/v1/"):].partition("/")
     known = rpc.UNARY.get(name)
-    if service == "Game" and name == "Watch":
-        err: GameError = InvalidOrder("Watch is a WebSocket at this path: open one (GET with Upgrade)",
+    streaming = rpc.STREAMS.get(name)
+    if streaming is not None and streaming.service == service:
+        err: GameError = InvalidOrder(f"{name} is a WebSocket at this path: open one (GET with Upgrade)",
                                       field="method")
     elif known is not None and known.service == service:
         wrong = InvalidOrder(f"{service}/{name} takes POST, not {request.method}", field="method")
@@ -196,7 +197,7 @@ async def _elsewhere(request: Request) -> Response:
         return JSONResponse({"error": body}, status_code=405, headers={"allow": "POST"})
     else:
         err = NotFound(f"no rpc {path[len('/v1/'):][:60]!r}: see the README's list", field="rpc")
-    count("http", "Watch" if (service, name) == ("Game", "Watch") else UNKNOWN, err)  # (never the path)
+    count("http", name if streaming is not None and streaming.service == service else UNKNOWN, err)  # (never the path)
     body = errors.to_dict(err)
     return JSONResponse({"error": body}, status_code=body["http_status"])
 
@@ -204,10 +205,10 @@ async def _elsewhere(request: Request) -> Response:
 def routes() -> list[Any]:
     """The door's routes; they use the player API in ``app.state.api`` (set by the app's lifespan)."""
     known_methods("http", rpc.UNARY)
-    known_methods("http", ("Watch",), timed=False)
+    known_methods("http", tuple(rpc.STREAMS), timed=False)
     out: list[Any] = [Route(f"/v1/{r.service}/{r.name}", _unary(r), methods=["POST"])
                       for r in rpc.UNARY.values()]
-    out.append(WebSocketRoute("/v1/Game/Watch", _watch()))
+    out += [WebSocketRoute(f"/v1/{r.service}/{r.name}", _stream(r)) for r in rpc.STREAMS.values()]
     out.append(Route("/v1/{rest:path}", _elsewhere,
                      methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]))
     return out

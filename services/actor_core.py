@@ -37,6 +37,9 @@ from services.notify.kinds import Notice
 log = logging.getLogger(__name__)
 
 LOBBY, RUNNING, OVER = "lobby", "running", "over"
+#: the "seat" of a spectator (community.proto): it receives the updates every seat receives, numbered
+#: by their own seqs, and sees what every player knows
+SPECTATOR = -1
 MAX_UPDATES = 4000  # updates kept in memory for Watch resumption; older ones -> "resync"
 SUBMISSIONS_PER_ROUND = 100  # resubmitting is allowed (A16), but not without end: the journal keeps each
 ACTIONS_PER_ROUND = 100  # the engine bounds each kind (A53); this bounds them all
@@ -86,7 +89,7 @@ class Journal(Protocol):
     async def put_secret(self, secret_hash: str, game_id: str, seat: int) -> None: ...
 
     async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
-                          created_ms: int) -> None: ...
+                          created_ms: int, live: str = "") -> None: ...
 
     async def retire(self, game_id: str, *, code: str, secret_hashes: Any, retention_s: float) -> None: ...
 
@@ -136,6 +139,8 @@ class Seat:
     nickname: str
     secret_hash: str
     bot: bool = False
+    profile: str = ""  # the id of the profile it plays under (community.proto), "" for none
+    handle: str = ""  # that profile's handle (public)
 
 
 @dataclass
@@ -157,10 +162,15 @@ class UpdateRecord:
     chat: dict[str, Any] | None = None
     status: str = ""
     seqs: tuple[int, ...] = ()  # per seat: this update's seq for that seat, 0 when hidden from it
+    public_seq: int = 0  # a spectator's seq (SPECTATOR): 0 unless every seat receives this update
+
+    def seq_for(self, seat: int) -> int:
+        return self.public_seq if seat == SPECTATOR else self.seqs[seat]
 
     def to_dict(self, seat: int) -> dict[str, Any]:
+        """The update as ``seat`` receives it (``SPECTATOR``: as a spectator does)."""
         d: dict[str, Any] = {"version": self.version, "kind": self.kind, "round": self.round,
-                             "seat": self.seat, "seq": self.seqs[seat]}
+                             "seat": self.seat, "seq": self.seq_for(seat)}
         if self.event_kind:
             d["event_kind"] = self.event_kind
         if self.data:
@@ -194,6 +204,8 @@ class ActorCore:
         self.seats_total = 0
         self.deadline_s = 60.0
         self.public = False
+        self.speed = ""  # the speed asked at the creation ("fast", "slow"; "" for an explicit deadline only)
+        self.quick: dict[str, Any] = {}  # a quick-play lobby's settings (gateway.quickplay); {} otherwise
         self.code = ""
         self.created_ms = 0
         self.started_ms = 0  # when play began (the start entry's time; 0 before): a game's duration
@@ -210,6 +222,7 @@ class ActorCore:
         self.submit_count: dict[int, int] = {}
         self.updates: deque[UpdateRecord] = deque(maxlen=MAX_UPDATES)
         self.seq: list[int] = []  # per seat: the seq of its latest update
+        self.public_seq = 0  # a spectator's latest seq: updates every seat received
         self.outcome: dict[str, Any] | None = None
         self.final_round = 0  # the last round played, once the game is over
         self.last_events: list[Event] = []  # the last round's, for views that show them (A85)
@@ -339,7 +352,12 @@ class ActorCore:
                 seqs.append(self.seq[s])
             else:
                 seqs.append(0)
-        self.updates.append(UpdateRecord(version=self.version, kind=kind, round=round_, seqs=tuple(seqs), **kw))
+        public = 0
+        if all(seqs):  # every seat receives it: a spectator does too
+            self.public_seq += 1
+            public = self.public_seq
+        self.updates.append(UpdateRecord(version=self.version, kind=kind, round=round_, seqs=tuple(seqs),
+                                         public_seq=public, **kw))
 
     def _remember_key(self, seat: int, key: str, request: str, ack: dict[str, Any]) -> None:
         if key:
@@ -409,7 +427,13 @@ class ActorCore:
 
     async def _publish_summary(self) -> None:
         listed = self.public and self.status == LOBBY and len(self.seats) < self.seats_total
-        await self.store.put_summary(self.game_id, self.summary(), listed, self.created_ms)
+        live = self.status if self.public and self.status != LOBBY and self.state is not None else ""
+        summary = self.summary()
+        if live:  # ListLiveGames shows who plays (public: every player knows it, A84)
+            summary["started_ms"] = self.started_ms
+            summary["players"] = [{"seat": s.seat, "nickname": s.nickname, "handle": s.handle, "autopilot": s.bot}
+                                  for s in self.seats]
+        await self.store.put_summary(self.game_id, summary, listed, self.created_ms, live)
 
     # ------------------------------------------------------------------ playing
     def _engine(self) -> Game:

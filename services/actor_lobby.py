@@ -49,14 +49,18 @@ class LobbyPart(ActorCore):
         self.code = e["code"]
         self.created_ms = int(e["at"])
         self.create_fingerprint = str(e.get("request", ""))
-        self.seats = [Seat(0, e["nickname"], e["secret_hash"])]
+        self.speed = str(e.get("speed", ""))  # "" for a game created before speeds were journaled
+        self.quick = dict(e.get("quick") or {})  # a quick-play lobby's settings ({} for any other game)
+        self.seats = [Seat(0, e["nickname"], e["secret_hash"], profile=str(e.get("profile", "")),
+                           handle=str(e.get("handle", "")))]
         self.seq = [0] * self.seats_total
         self._push("joined", seat=0)
         self.deadline_ms = self.created_ms + int(self.retention.lobby_ttl_s * 1000)  # the lobby's expiry
         self._wake_changed()
 
     def _apply_join(self, e: Mapping[str, Any]) -> None:
-        self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"]))
+        self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"], profile=str(e.get("profile", "")),
+                               handle=str(e.get("handle", ""))))
         if "config" in e:  # the joiner chose for its seat (its deck)
             self.config = dict(e["config"])
         self._push("joined", seat=int(e["seat"]))
@@ -80,10 +84,14 @@ class LobbyPart(ActorCore):
 
     # ------------------------------------------------------------------ lobby
     async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
-                     public: bool, deadline_s: float, code: str, request: str = "") -> dict[str, Any]:
+                     public: bool, deadline_s: float, code: str, request: str = "",
+                     profile: Mapping[str, str] | None = None, speed: str = "",
+                     quick: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Create the game. Idempotent by game id: a retried create (same ``request`` fingerprint)
         finds it journaled and finishes the rest again; a different request under the same id is
-        :class:`KeyReused`."""
+        :class:`KeyReused`. ``profile``: ``{"id", "handle"}`` of the profile the host plays under;
+        ``speed``: the speed asked ("fast", "slow"; ratings and leaderboards are per speed); ``quick``:
+        a quick-play lobby's settings (:mod:`gateway.quickplay`)."""
         async with self.lock:
             if self.version:
                 if request != self.create_fingerprint or secret_hash != self.seats[0].secret_hash:
@@ -93,16 +101,23 @@ class LobbyPart(ActorCore):
                 entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
                          "nickname": nickname, "secret_hash": secret_hash, "public": public,
                          "deadline_s": deadline_s, "code": code, "at": self.now_ms(), "request": request}
+                if profile:
+                    entry["profile"], entry["handle"] = str(profile["id"]), str(profile["handle"])
+                if speed:
+                    entry["speed"] = speed
+                if quick:
+                    entry["quick"] = dict(quick)
                 await self._commit(entry)
             await self.store.put_secret(self.seats[0].secret_hash, self.game_id, 0)
             await self._publish_summary()
             return self.summary()
 
-    async def join(self, nickname: str, secret_hash: str, options: Mapping[str, Any] | None = None
-                   ) -> dict[str, Any]:
+    async def join(self, nickname: str, secret_hash: str, options: Mapping[str, Any] | None = None,
+                   profile: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Take a seat. Idempotent by secret: a retried join gets the seat the first one took.
         ``options`` (``{kind: seat options}``, JoinGameRequest.options) are the joiner's own choices
-        for its seat, checked by the engine's ``seat_config`` and journaled with the join."""
+        for its seat, checked by the engine's ``seat_config`` and journaled with the join; ``profile``
+        (``{"id", "handle"}``) the profile the joiner plays under (one seat per profile in a game)."""
         async with self.lock:
             again = next((s for s in self.seats if s.secret_hash == secret_hash and not s.bot), None)
             if again is not None:  # a retried join (same request id): the seat it took
@@ -117,9 +132,13 @@ class LobbyPart(ActorCore):
                 raise Conflict("the game is full", field="code", rule="A4")
             if any(s.nickname == nickname for s in self.seats):
                 raise AlreadyExists(f"nickname {nickname!r} is taken in this game", field="nickname", rule="A2")
+            if profile and any(s.profile == profile["id"] for s in self.seats):
+                raise AlreadyExists("this profile already has a seat in this game", field="authorization")
             seat = len(self.seats)
             entry: dict[str, Any] = {"op": "join", "seat": seat, "nickname": nickname,
                                      "secret_hash": secret_hash, "at": self.now_ms()}
+            if profile:
+                entry["profile"], entry["handle"] = str(profile["id"]), str(profile["handle"])
             if options:
                 entry["config"] = self._seat_config(seat, options)
             await self._commit(entry)

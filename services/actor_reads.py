@@ -15,6 +15,7 @@ from engine.errors import (
 from services.actor_core import (
     OVER,
     RUNNING,
+    SPECTATOR,
     ActorCore,
 )
 
@@ -26,7 +27,11 @@ class ReadsPart(ActorCore):
 
     # ------------------------------------------------------------------ reading
     async def view(self, seat: int) -> dict[str, Any]:
+        """``seat``'s view; ``SPECTATOR``: a spectator's (what every player knows; the whole game once
+        it is over), with no seat's own orders, standing orders or autopilot log."""
         engine = self._engine()
+        if seat == SPECTATOR:
+            return await self._spectator_view()
         connected = await self.store.connected(self.game_id, range(len(self.seats)))
         done = self._done()
         out: dict[str, Any] = {
@@ -41,9 +46,7 @@ class ReadsPart(ActorCore):
             "seq": self.seq[seat] if 0 <= seat < len(self.seq) else 0,
             "autopilot_played": seat in self.autoplayed,
             "autopilot_log": [dict(t) for t in self.autolog.get(seat, ())],
-            "players": [{"seat": s.seat, "nickname": s.nickname, "submitted": s.seat in done,
-                         "connected": s.seat in connected, "host": s.seat == 0, "autopilot": s.bot}
-                        for s in self.seats],
+            "players": self._players(connected, done),
         }
         if self.state is not None:
             out["step"] = self._step_dict()  # who may act now: kind, players, active, deadline (+ its time)
@@ -57,20 +60,55 @@ class ReadsPart(ActorCore):
             out["standing"] = self.standing[seat]
         return out
 
+    def _players(self, connected: set[int], done: set[int]) -> list[dict[str, Any]]:
+        """Every seat as every player sees it (A84)."""
+        return [{"seat": s.seat, "nickname": s.nickname, "submitted": s.seat in done,
+                 "connected": s.seat in connected, "host": s.seat == 0, "autopilot": s.bot, "handle": s.handle}
+                for s in self.seats]
+
+    async def _spectator_view(self) -> dict[str, Any]:
+        engine = self._engine()
+        connected = await self.store.connected(self.game_id, range(len(self.seats)))
+        done = self._done()
+        out: dict[str, Any] = {
+            "game_id": self.game_id, "game": self.kind, "version": self.version,
+            "round_version": self.round_version, "status": self.status,
+            "round": self.final_round if self.status == OVER else self.state.round if self.state is not None else 0,
+            "you": SPECTATOR, "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
+            "code": self.code, "submitted": False, "seats": self.seats_total, "expected": False,
+            "seq": self.public_seq, "autopilot_played": False, "autopilot_log": [],
+            "players": self._players(connected, done),
+        }
+        if self.state is not None:
+            everyone = frozenset(range(self.seats_total))
+            public = [e for e in self.last_events if e.audience is None or everyone <= e.audience]
+            out["step"] = self._step_dict()
+            out["view"] = engine.spectator_view(self.state, public)
+            if self.status == OVER and self.outcome is not None and out["view"].get("outcome") is None:
+                out["view"]["outcome"] = dict(self.outcome)
+        return out
+
+    def latest_seq(self, seat: int) -> int:
+        """``seat``'s latest update seq (``SPECTATOR``: a spectator's)."""
+        if seat == SPECTATOR:
+            return self.public_seq
+        return self.seq[seat] if 0 <= seat < len(self.seq) else 0
+
     def updates_since(self, seat: int, after_seq: int) -> list[dict[str, Any]]:
         """``seat``'s updates with seq > ``after_seq``, in order; a "resync" first if some of them are
-        no longer kept."""
-        if not 0 <= seat < len(self.seq) or after_seq >= self.seq[seat]:
+        no longer kept. ``SPECTATOR``: a spectator's (the updates every seat receives)."""
+        latest = self.latest_seq(seat)
+        if not (seat == SPECTATOR or 0 <= seat < len(self.seq)) or after_seq >= latest:
             return []
         tail: list[dict[str, Any]] = []
         for u in reversed(self.updates):  # newest first: a live stream asks for the last few
-            s = u.seqs[seat]
+            s = u.seq_for(seat)
             if s:
                 if s <= after_seq:
                     break
                 tail.append(u.to_dict(seat))
         tail.reverse()
-        first = tail[0]["seq"] if tail else self.seq[seat] + 1
+        first = tail[0]["seq"] if tail else latest + 1
         if after_seq < first - 1:  # some are no longer kept
             tail.insert(0, {"version": self.version, "kind": "resync", "round": 0, "seat": -1, "seq": first - 1})
         return tail

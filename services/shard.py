@@ -327,9 +327,9 @@ class ShardCore(ShardApi):
         return len(gone)
 
     async def join(self, game_id: str, nickname: str, secret_hash: str,
-                   options: dict[str, Any] | None = None) -> dict[str, Any]:
+                   options: dict[str, Any] | None = None, profile: dict[str, str] | None = None) -> dict[str, Any]:
         async with self.using(game_id) as actor:
-            return await actor.join(nickname, secret_hash, options=options)
+            return await actor.join(nickname, secret_hash, options=options, profile=profile)
 
     async def start_game(self, game_id: str, seat: int, fill: bool) -> dict[str, Any]:
         async with self.using(game_id) as actor:

@@ -20,12 +20,13 @@ class ShardApi(Protocol):
     # ---------------------------------------------------------------- the lobby
     async def create_game(self, game_id: str, spec: dict[str, Any]) -> dict[str, Any]:
         """Create a game (idempotent by game id); ``spec``: kind, config, nickname, secret_hash,
-        public, deadline_s, code, request."""
+        public, deadline_s, code, request, and optionally profile (``{"id", "handle"}``)."""
         ...
 
     async def join(self, game_id: str, nickname: str, secret_hash: str,
-                   options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Take a seat; ``options``: ``{kind: seat options}`` (JoinGameRequest.options)."""
+                   options: dict[str, Any] | None = None, profile: dict[str, str] | None = None) -> dict[str, Any]:
+        """Take a seat; ``options``: ``{kind: seat options}`` (JoinGameRequest.options); ``profile``:
+        ``{"id", "handle"}`` of the profile the joiner plays under."""
         ...
 
     async def start_game(self, game_id: str, seat: int, fill: bool) -> dict[str, Any]: ...
@@ -33,7 +34,9 @@ class ShardApi(Protocol):
     async def whoami(self, game_id: str, seat: int) -> dict[str, Any]: ...
 
     # ---------------------------------------------------------------- playing
-    async def view(self, game_id: str, seat: int) -> dict[str, Any]: ...
+    async def view(self, game_id: str, seat: int) -> dict[str, Any]:
+        """``seat``'s view; seat -1 (``services.actor_core.SPECTATOR``): a spectator's."""
+        ...
 
     async def submit(self, game_id: str, seat: int, orders: dict[str, Any], version: int, key: str,
                      draft: bool) -> dict[str, Any]:

@@ -192,6 +192,11 @@ class _MeteredRedis(aioredis.Redis):
         return pipe
 
 
+#: ListLiveGames: finished public games are listed this long after their end, and at most this many games
+LIVE_ENDED_S = 3600
+LIVE_KEPT = 100
+
+
 def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
@@ -428,14 +433,42 @@ class Store:
         return str(d["game"]), int(d["seat"])
 
     async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
-                          created_ms: int) -> None:
+                          created_ms: int, live: str = "") -> None:
+        """Keep a game's public summary; ``listed``: in ListGames' open list; ``live`` ("running" or
+        "over", for a public game): in ListLiveGames' lists (``live``: running, by start; ``ended``:
+        finished, by end, kept for :data:`LIVE_ENDED_S` and at most :data:`LIVE_KEPT`)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.set(self.key("g", game_id, "summary"), dumps(summary), keepttl=True)  # a retired game keeps its TTL
         if listed:
             pipe.zadd(self.key("open"), {game_id: created_ms})
         else:
             pipe.zrem(self.key("open"), game_id)
+        if live == "running":
+            pipe.zadd(self.key("live"), {game_id: int(summary.get("started_ms") or created_ms)})
+        elif live == "over":
+            now_ms = int(time.time() * 1000)
+            pipe.zrem(self.key("live"), game_id)
+            pipe.zadd(self.key("ended"), {game_id: now_ms})
+            pipe.zremrangebyscore(self.key("ended"), "-inf", now_ms - LIVE_ENDED_S * 1000)
+            pipe.zremrangebyrank(self.key("ended"), 0, -LIVE_KEPT - 1)
         await pipe.execute()
+
+    async def live_games(self, limit: int = LIVE_KEPT) -> list[dict[str, Any]]:
+        """Public games running (newest start first), then those finished in the last
+        :data:`LIVE_ENDED_S` (newest end first): at most ``limit`` summaries in all."""
+        now_ms = int(time.time() * 1000)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrevrange(self.key("live"), 0, limit - 1)
+        pipe.zrevrangebyscore(self.key("ended"), "+inf", now_ms - LIVE_ENDED_S * 1000, start=0, num=limit)
+        running, ended = await pipe.execute()
+        ids = (list(running) + list(ended))[:limit]
+        if not ids:
+            return []
+        raws = await self.redis.mget([self.key("g", g, "summary") for g in ids])
+        gone = [g for g, r in zip(ids, raws, strict=True) if r is None]  # (a summary that expired)
+        if gone:
+            await self.redis.zrem(self.key("live"), *gone)
+        return [json.loads(r) for r in raws if r is not None]
 
     async def summary(self, game_id: str) -> dict[str, Any] | None:
         raw = await self.redis.get(self.key("g", game_id, "summary"))

@@ -67,7 +67,8 @@ class MemoryJournal:
     async def put_secret(self, secret_hash: str, game_id: str, seat: int) -> None:
         self.secrets[secret_hash] = (game_id, seat)
 
-    async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool, created_ms: int) -> None:
+    async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool, created_ms: int,
+                          live: str = "") -> None:
         self.summaries[game_id] = summary
 
     async def retire(self, game_id: str, *, code: str, secret_hashes: Iterable[str], retention_s: float) -> None:
