@@ -13,7 +13,7 @@ JSON-serialisable dicts whose keys match the field names of the game's protobuf 
 The parts of the contract:
 
 - :class:`Core` — every game: ``normalize_config``, ``new_game``, ``state_from_dict``, ``view``,
-  ``step``, ``act``, ``legal_moves``, ``outcome``.
+  ``spectator_view``, ``step``, ``act``, ``legal_moves``, ``outcome``.
 - :class:`Rounds` — a game with simultaneous steps: ``validate``, ``resolve``, ``random_orders``,
   ``autopilot`` (Archipelago, Salvo).
 - :class:`Turns` — a game with turn or window steps: ``apply_action``, ``legal_actions``,
@@ -87,7 +87,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -110,6 +110,13 @@ class Event:
 
     def visible_to(self, player: int) -> bool:
         return self.audience is None or player in self.audience
+
+    def is_public(self, players: int) -> bool:
+        """Whether a spectator may see it: every seat ``0 .. players-1`` receives it, and it is not
+        a chat addressed to one seat (private even when sender and addressee are all the seats)."""
+        if self.kind == "chat" and self.data.get("to") is not None:
+            return False
+        return self.audience is None or all(p in self.audience for p in range(players))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -209,6 +216,22 @@ class Core(Protocol):
     def view(self, state: Any, player: int, events: Sequence[Event] | None = None) -> dict[str, Any]:
         """Everything ``player`` may know, nothing else.  ``events`` are the last round's, as
         ``resolve`` returned them; a game whose view shows them keeps those addressed to ``player``."""
+        ...
+
+    def spectator_view(self, state: Any, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """What a spectator (no seat) sees: what every player knows now, nothing else; once the game
+        is over (``outcome(state)`` is not None) the whole game — every hidden card, ship or unit
+        revealed (never the seed, A9).
+
+        The same shape as :meth:`view` (its keys are a subset of a player view's keys, each with the
+        same type), so the services convert it with the same code; the viewer's seat field
+        (``you`` / ``player``) is :data:`SPECTATOR` and the keys private to a seat (own stock, units,
+        hand, fleet, pending offers, private chat, legal actions ...) are absent or empty while the
+        game runs.  ``events`` are the last round's or action's; the caller passes those a spectator
+        may see (:func:`public_events`: every seat receives them, and no chat to one seat), and the
+        game keeps only those anyway.  Every fact it holds while the game runs is in every player's
+        view at that moment (each game's module says how its facts map onto the shape, e.g. Salvo's
+        two sides)."""
         ...
 
     def step(self, state: Any) -> Step:
@@ -366,12 +389,14 @@ class Game(Core, Rounds, Protocol):
 
 
 #: the methods of each part, as :func:`rounds_of`, :func:`turns_of` and the conformance test check them
-CORE_METHODS = ("normalize_config", "new_game", "state_from_dict", "view", "step", "act", "legal_moves",
-                "outcome")
+CORE_METHODS = ("normalize_config", "new_game", "state_from_dict", "view", "spectator_view", "step", "act",
+                "legal_moves", "outcome")
 ROUND_METHODS = ("validate", "resolve", "random_orders", "autopilot")
 TURN_METHODS = ("apply_action", "legal_actions", "random_action", "autopilot_action")
 STANDING_METHODS = ("check_standing", "default_standing", "complete_orders", "standing_actions",
                     "standing_after_round", "autopilot")
+#: the viewer's seat in a spectator's view (:meth:`Core.spectator_view`)
+SPECTATOR = -1
 #: the one step of a finished game
 STEP_OVER = Step(OVER, (), deadline="")
 #: an optional key of a normalised config: deadline kind (``TURN_DEADLINE``, ``RESPONSE_DEADLINE``,
@@ -460,6 +485,11 @@ def expected_players(game: Core, state: Any) -> list[int]:
     """The seats that may act now: ``step(state).players`` (those to submit in a simultaneous
     round, the acting seat of a turn, those yet to answer in a window; none once over)."""
     return list(game.step(state).players)
+
+
+def public_events(events: Iterable[Event] | None, players: int) -> list[Event]:
+    """The events of ``events`` a spectator may see (:meth:`Event.is_public`), in order."""
+    return [e for e in events or () if e.is_public(players)]
 
 
 def step_seconds(config: Mapping[str, Any], deadline_s: float, kind: str) -> float:

@@ -51,6 +51,7 @@ from engine.archipelago.resolve import compute_control, production, resolve_stat
 from engine.archipelago.standing import check_standing, default_standing, standing_actions, standing_after_round
 from engine.archipelago.state import PlayerState, State, Unit
 from engine.archipelago.units import STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES
+from engine.archipelago.view import spectator_view as public_view
 from engine.archipelago.view import view as player_view
 from engine.base import (
     ROUND_DEADLINE,
@@ -228,6 +229,11 @@ class ArchipelagoGame:
         """Everything ``player`` may know (A80–A85): :func:`engine.archipelago.view.view`, with the
         last round's ``events`` addressed to it."""
         return player_view(state, player, list(events) if events is not None else None)
+
+    def spectator_view(self, state: State, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """What every player knows (the whole game once over):
+        :func:`engine.archipelago.view.spectator_view`."""
+        return public_view(state, events)
 
     def step(self, state: State) -> Step:
         """Every round is simultaneous (A16): all seats submit on the round deadline; ``OVER`` once

@@ -57,6 +57,19 @@ omitted, never ``None``; lists are sorted as stated, so equal knowledge gives eq
      "events": [{"kind": str, ...}],                  # last round's events for this player (A85)
      "outcome"?: {"winners", "draw", "reason", "scores"}}
 
+Spectators (``spectator_view(state, events)``, no seat): what every player knows, in the same shape
+with ``"player": -1`` — the public figures of every seat (``seats``, A84), round, target,
+max_rounds, width, height, this round's chat to everyone, the last round's events every seat
+receives (A85), and the map as far as every seat explored it: ``rows`` with the terrain of the
+tiles explored by all seats ("?" elsewhere) and the bases, islands, resource tiles and ports on
+those tiles.  No units, enemies, enemy log, outposts, control, stock, score, bonus, base, offers
+or private chat (``visible``, ``units``, ``enemies``, ``enemy_log``, ``outposts``, ``control``,
+``offers`` empty; the others absent).  Once the game is over (A67): the whole map (every tile
+explored and in sight, every base, island tile, resource tile and port), every unit on the board
+in full (``units``, each as its owner sees it: cargo inside its carrier, a carried flag with its
+bearer), every outpost, the outcome.  Cheaper than a player view: no unit is looked at while the
+game runs.
+
 Pure and fast: one pass over the units, bit operations for the explored set; no I/O.
 """
 
@@ -70,7 +83,7 @@ from engine.archipelago.board import Board, Tile
 from engine.archipelago.fog import enemy_in_sight, shown_domain, visible_bits, watch_tiles
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES
-from engine.base import Event
+from engine.base import SPECTATOR, Event
 
 
 class _BoardCache:
@@ -118,6 +131,40 @@ def _explored_bits(explored: int, n: int) -> str:
     return format(explored, f"0{n}b")[::-1][:n] if explored else "0" * n
 
 
+def _rows(cache: _BoardCache, bits: str, w: int, h: int) -> list[str]:
+    """The board's rows with the terrain of the tiles whose character of ``bits`` is "1", "?" elsewhere."""
+    # byte i: the terrain where bit i is set, "?" elsewhere (two masks over the board's bytes)
+    raw = bits.encode()
+    keep = int.from_bytes(raw.translate(_KEEP), "big")
+    fog = int.from_bytes(raw.translate(_FOG), "big")
+    board_text = ((cache.terrain & keep) | fog).to_bytes(w * h, "big").decode()
+    return [board_text[y * w:(y + 1) * w] for y in range(h)]
+
+
+Features = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _features(state: State, cache: _BoardCache, bits: str) -> Features:
+    """The map features of the explored tiles (``bits``): resource tiles, ports, bases, islands."""
+    b = state.board
+    w = b.width
+    resource_tiles = [{"tile": _t(t), "resource": r} for i, t, r in cache.resources if bits[i] == "1"]
+    ports = [{"tile": _t(t), "resource": r} for i, t, r in cache.ports if bits[i] == "1"]
+    bases = [{"seat": s, "tile": _t(t)} for s, t in enumerate(b.bases)
+             if s < state.players and bits[t[1] * w + t[0]] == "1"]
+    islands: list[dict[str, Any]] = []
+    for iid, kind, owner, itiles in cache.islands:
+        seen = [_t(t) for i, t in itiles if bits[i] == "1"]
+        if not seen:
+            continue
+        isl: dict[str, Any] = {"id": iid, "kind": kind}
+        if owner is not None:
+            isl["owner"] = owner
+        isl["tiles"] = seen
+        islands.append(isl)
+    return resource_tiles, ports, bases, islands
+
+
 def view(state: State, player: int, events: Iterable[Event] | None = None) -> dict[str, Any]:
     """Everything ``player`` may know of ``state`` (module docstring: shape and rules A80–A85).
 
@@ -140,13 +187,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         bits = _explored_bits(ps.explored, n)
         revealed = ps.revealed
 
-    # -- A81 explored terrain ------------------------------------------------------------------
-    # byte i: the terrain where bit i is set, "?" elsewhere (two masks over the board's bytes)
-    raw = bits.encode()
-    keep = int.from_bytes(raw.translate(_KEEP), "big")
-    fog = int.from_bytes(raw.translate(_FOG), "big")
-    board_text = ((cache.terrain & keep) | fog).to_bytes(n, "big").decode()
-    rows = [board_text[y * w:(y + 1) * w] for y in range(h)]
+    rows = _rows(cache, bits, w, h)  # A81 explored terrain
 
     # -- A82 units -----------------------------------------------------------------------------
     own: list[dict[str, Any]] = []
@@ -180,21 +221,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
             ent["type"] = typ
         log.append(ent)
 
-    # -- map features of explored tiles ----------------------------------------------------------
-    resource_tiles = [{"tile": _t(t), "resource": r} for i, t, r in cache.resources if bits[i] == "1"]
-    ports = [{"tile": _t(t), "resource": r} for i, t, r in cache.ports if bits[i] == "1"]
-    bases = [{"seat": s, "tile": _t(t)} for s, t in enumerate(b.bases)
-             if s < state.players and bits[t[1] * w + t[0]] == "1"]
-    islands: list[dict[str, Any]] = []
-    for iid, kind, owner, itiles in cache.islands:
-        seen = [_t(t) for i, t in itiles if bits[i] == "1"]
-        if not seen:
-            continue
-        isl: dict[str, Any] = {"id": iid, "kind": kind}
-        if owner is not None:
-            isl["owner"] = owner
-        isl["tiles"] = seen
-        islands.append(isl)
+    resource_tiles, ports, bases, islands = _features(state, cache, bits)
     outposts = [{"tile": _t(t), "owner": p}
                 for t, p in sorted(state.outposts.items(), key=lambda i: (i[0][1], i[0][0]))
                 if p == player or t in vis]
@@ -272,9 +299,54 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def spectator_view(state: State, events: Iterable[Event] | None = None) -> dict[str, Any]:
+    """What every player knows of ``state`` (module docstring, "Spectators"), in the player view's
+    shape with ``player`` = -1; the whole game once it is over.
+
+    ``events``: the last round's; only those every seat receives are kept (A85)."""
+    b = state.board
+    w, h = b.width, b.height
+    cache = _board_cache(b)
+    n = w * h
+    over = state.outcome is not None
+    if over:
+        bits = "1" * n
+    else:
+        common = (1 << n) - 1
+        for ps in state.pstates:
+            common &= ps.explored
+        bits = _explored_bits(common, n)
+    resource_tiles, ports, bases, islands = _features(state, cache, bits)
+    players = state.players
+    chat: list[dict[str, Any]] = []
+    for m in state.chat:
+        if m.get("to") is None:
+            chat.append({"from_seat": m["from"], "text": m["text"], "round": m["round"]})
+    out: dict[str, Any] = {
+        "game": "archipelago", "player": SPECTATOR, "players": players,
+        "round": state.round, "version": state.version, "target": state.target,
+        "max_rounds": state.max_rounds, "width": w, "height": h,
+        "rows": _rows(cache, bits, w, h),
+        "visible": [{"x": x, "y": y} for y in range(h) for x in range(w)] if over else [],
+        "bases": bases, "islands": islands, "resource_tiles": resource_tiles, "ports": ports,
+        "units": [state.units[uid].to_dict() for uid in sorted(state.units)] if over else [],
+        "enemies": [], "enemy_log": [],
+        "outposts": [{"tile": _t(t), "owner": p}
+                     for t, p in sorted(state.outposts.items(), key=lambda i: (i[0][1], i[0][0]))] if over else [],
+        "control": [],
+        "seats": [{"seat": s, "score": q.score, "resource_total": q.opening_total}
+                  for s, q in enumerate(state.pstates)],
+        "offers": [], "chat": chat,
+        "events": [{**_plain(e.data), "kind": e.kind} for e in events or () if e.is_public(players)],
+    }
+    if state.outcome is not None:
+        out["outcome"] = dict(state.outcome)
+    return out
+
+
 def views(state: State, events: Sequence[Event] | None = None) -> list[dict[str, Any]]:
     """``view`` for every seat."""
     return [view(state, p, events) for p in range(state.players)]
 
 
-__all__ = ["view", "views"]
+__all__ = ["spectator_view", "view", "views"]

@@ -20,7 +20,7 @@ from engine.arcmage.carddb import (
     parse_deck,
 )
 from engine.arcmage.core import G, Json
-from engine.arcmage.view import make_view, state_from_view
+from engine.arcmage.view import make_spectator_view, make_view, state_from_view
 from engine.base import (
     DEADLINES_KEY,
     RESPONSE_DEADLINE,
@@ -286,6 +286,17 @@ class ArcmageGame:
         v["legal"] = self.legal_actions(v) if player in step.players else []
         if events is not None:
             v["events"] = [e.to_dict() for e in events if e.visible_to(player)]
+        return v
+
+    def spectator_view(self, state: ArcState, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """What every player sees (M26's public zones and counts; ``you`` = -1, no hand, no legal
+        actions), the events a spectator may see (``Event.is_public``); every card once the game is over
+        (:func:`engine.arcmage.view.make_spectator_view`)."""
+        n = state.data["n"]
+        v = make_spectator_view(state.data, self.step(state).to_dict(), state.version)
+        v["legal"] = []
+        if events is not None:
+            v["events"] = [e.to_dict() for e in events if e.is_public(n)]
         return v
 
     def outcome(self, state: ArcState) -> Outcome | None:

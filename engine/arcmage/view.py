@@ -5,6 +5,8 @@ with residents and enchantments, armies, graveyards, removed cards, the stack, c
 advantages); for others only counts of hand, deck, resource piles (and how many are marked) and
 unbuilt cities.  Nobody sees a deck's order; a player searching its deck sees the cards a pending
 decision offers it (M48).  ``tiebreak`` is a value derived one-way from the game's RNG (M53).
+A spectator's view (:func:`make_spectator_view`) is what every player sees, the whole game once
+it is over.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from engine.arcmage.carddb import ATTRIBUTION, DEFS, FACTIONS
 from engine.arcmage.core import IN_PLAY, Json, card_public, copy_data, head, stats
+from engine.base import SPECTATOR
 
 PUBLIC_ZONES = ("army", "res", "city", "ench", "grave", "removed", "stack")
 
@@ -135,7 +138,24 @@ def _face(key: str) -> Json:
 def make_view(S: Json, p: int, step: Json, version: int) -> Json:
     """The view in the shape of ``ArcmageView`` (arcmage.proto): readable names, every engine-only
     key of a card, decision or stack item under ``detail``."""
-    cards = {cid: _card_view(S, cid) for cid in _visible_ids(S, p)}
+    return _build(S, p, step, version, _visible_ids(S, p))
+
+
+def make_spectator_view(S: Json, step: Json, version: int) -> Json:
+    """A spectator's view (``you`` = -1) in the same shape: while the game runs, what every player
+    sees — the public zones' cards (kingdoms, residents, enchantments, armies, graveyards, removed
+    cards, the stack), every seat's counts (hand, deck, resource piles and how many are marked,
+    unbuilt cities), combat, the rules' public state, a pending decision as its non-deciding seats
+    see it (op, seat, kind) — with no hand, unbuilt city or pile of its own; never a hand's content
+    or a deck's order.  Once the game is over: every card of the game (``cards``: each with its zone
+    and owner, so every hand, pile, unbuilt city and deck is open; no deck order)."""
+    ids = list(S["cards"]) if S["outcome"] is not None else _visible_ids(S, SPECTATOR)
+    return _build(S, SPECTATOR, step, version, ids)
+
+
+def _build(S: Json, p: int, step: Json, version: int, ids: list[str]) -> Json:
+    """The view of seat ``p`` (``SPECTATOR``: nobody's own zones) showing the cards ``ids``."""
+    cards = {cid: _card_view(S, cid) for cid in ids}
     faces = {c["key"]: _face(c["key"]) for c in cards.values()}
     all_cards = S["cards"]
     seats = []
@@ -156,7 +176,7 @@ def make_view(S: Json, p: int, step: Json, version: int) -> Json:
             "temp": dict(s["temp"]), "grave": list(s["grave"]), "removed": list(s["removed"]),
             "army": list(s["army"]), "cities": list(s["cities"]),
         })
-    me = S["seats"][p]
+    me: Json = S["seats"][p] if p >= 0 else {"hand": [], "unbuilt": [], "piles": {f: [] for f in FACTIONS}}
     small = copy_data({"stack": S["stack"], "combat": S["combat"], "effects": S["effects"], "adv": S["adv"],
                        "delayed": S["delayed"], "t": S["t"] or {}, "pending": _pending_raw(S, p)})
     t = small["t"]

@@ -29,6 +29,12 @@ per round (rule A53, which S9 borrows from Archipelago), in every phase, also on
 Event ``chat`` ``{"from", "text", "to"?}`` to the sender and addressee (everyone without ``to``).
 ``random_orders(view, seed)``: random legal orders from the view alone (bots, load tests).
 
+Spectators (``spectator_view``): what both players know, in the view's shape seen from seat 0's side
+(``you`` = -1): ``shots`` are seat 0's, ``incoming`` seat 1's, with their rounds (hit flags in
+classic mode only), ``enemy_sunk`` seat 1's sunk ships and ``fleet`` seat 0's (name, size, sunk; no
+squares); no reports, no ship squares, no ``shots_allowed``.  Once over: seat 0's view (both
+fleets, every shot with its hit flag).
+
 Our choice where the spec is silent: the game also ends after round ``max_rounds``; then the player
 who has hit more enemy ship squares wins, equal counts are a draw (reason ``"max_rounds"``). The
 outcome's ``scores`` are the enemy ship squares each player has hit.

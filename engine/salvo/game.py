@@ -15,6 +15,7 @@ from engine.actions import MAX_CHATS, chat_event, check_chat, parse_action
 from engine.base import (
     ROUND_DEADLINE,
     SIMULTANEOUS,
+    SPECTATOR,
     STEP_OVER,
     Event,
     Orders,
@@ -504,6 +505,54 @@ class SalvoGame:
         if state.outcome is not None:
             v["enemy_fleet"] = [_ship_view(ship, mine) for ship in state.fleets[enemy]]
             v["outcome"] = _outcome_view(state.outcome)
+        return v
+
+    def spectator_view(self, state: SalvoState, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """What every player knows (S6, S8), in the shape of :meth:`view` seen from seat 0's side of
+        the table, ``you`` = -1 (:data:`engine.base.SPECTATOR`):
+
+        - ``shots``: seat 0's shots, ``incoming``: seat 1's, each with its round — a ``hit`` flag
+          only in classic mode, where both players learn it (S6); in salvo mode only the target
+          learns which squares hit;
+        - ``enemy_sunk``: seat 1's ships sunk (by round), ``fleet``: seat 0's ships sunk, each as
+          ``{"name", "size", "sunk": true}`` — every sinking is announced to both (S6), where the
+          ship lay is not;
+        - phase, round, version, mode, ``active_player`` (classic), ``fleet_spec``; no
+          ``shots_allowed`` (a seat's own), no ``reports`` (each the shooter's own, S6), no ship
+          squares.
+
+        Once the game is over, the whole game: seat 0's view (both fleets with their hits, every
+        shot with its hit flag, seat 0's reports, the outcome) with ``you`` = -1.  ``events`` add
+        nothing (the view holds every public fact of the last round)."""
+        if state.is_over:
+            return {**self.view(state, 0), "you": SPECTATOR}
+        classic = state.mode == "classic"
+        v: dict[str, Any] = {"phase": _phase(state), "round": state.round, "version": state.version,
+                             "mode": state.mode, "you": SPECTATOR}
+        if classic:
+            v["active_player"] = state.active_player
+        enemy_squares = [{sq for ship in state.fleets[1 - p] for sq in ship.squares} for p in range(PLAYERS)]
+        sides: list[list[dict[str, Any]]] = []
+        for p in range(PLAYERS):
+            fired = []
+            for shot in state.shots[p]:
+                entry: dict[str, Any] = shot.to_dict()
+                if classic:
+                    entry["hit"] = shot.square in enemy_squares[p]
+                fired.append(entry)
+            sides.append(fired)
+        rounds_at_1 = shot_rounds(state, 0)
+        rounds_at_0 = shot_rounds(state, 1)
+        sunk_1 = sorted((r, i, ship.name) for i, ship in enumerate(state.fleets[1])
+                        if (r := sunk_round(ship, rounds_at_1)) is not None)
+        v.update({
+            "fleet_spec": [spec.to_dict() for spec in state.fleet_spec],
+            "fleet": [{"name": ship.name, "size": ship.size, "sunk": True} for ship in state.fleets[0]
+                      if sunk_round(ship, rounds_at_0) is not None],
+            "incoming": sides[1],
+            "shots": sides[0],
+            "enemy_sunk": [name for _, _, name in sunk_1],
+        })
         return v
 
     def resolve(self, state: SalvoState, orders_by_player: Mapping[int, Mapping[str, Any]]

@@ -28,6 +28,7 @@ from engine.base import (
     ROUND_DEADLINE,
     ROUND_METHODS,
     SIMULTANEOUS,
+    SPECTATOR,
     STANDING_METHODS,
     STEP_OVER,
     TURN,
@@ -44,6 +45,7 @@ from engine.base import (
     canonical_json,
     expected_players,
     has_standing,
+    public_events,
     rounds_of,
     standing_of,
     state_hash,
@@ -497,6 +499,62 @@ def test_a90_legal_moves_work_on_a_view_and_are_plain_json(name: str) -> None:
             state, _ = turns_of(game).apply_action(state, seat, action)
     for p in range(players):
         assert game.legal_moves(game.view(state, p)) == {"phase": "over"}
+
+
+# -- spectator views, every game kind ---------------------------------------------------------------------
+
+def check_spectator_view(game: Core, state: Any, events: list[Event], players: int) -> dict[str, Any]:
+    """A spectator view as the contract says: plain JSON; the viewer's seat field ``SPECTATOR``; its
+    keys a subset of a player view's, each of the same type; the same bytes again and from the
+    state's JSON round trip; only the events every seat receives count (the private ones passed
+    too change nothing); the state untouched."""
+    before = canonical_json(state.to_dict())
+    public = public_events(events, players)
+    sv = game.spectator_view(state, public)
+    assert json.loads(canonical_json(sv)) == sv, "spectator views are plain JSON"
+    pv = game.view(state, 0, events)
+    seat_key = next(k for k in ("you", "player") if k in pv)
+    assert pv[seat_key] == 0 and sv[seat_key] == SPECTATOR
+    assert set(sv) <= set(pv), f"{game.name}: keys no player view has: {set(sv) - set(pv)}"
+    assert [k for k in sv if type(sv[k]) is not type(pv[k])] == []
+    again = game.state_from_dict(json.loads(canonical_json(state.to_dict())))
+    assert canonical_json(game.spectator_view(again, public)) == canonical_json(sv)
+    assert canonical_json(game.spectator_view(state, events)) == canonical_json(sv)
+    assert canonical_json(state.to_dict()) == before
+    return sv
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_spectator_view_is_in_the_view_shape_at_every_step(name: str) -> None:
+    """``spectator_view(state, events)`` after every step and every chat of a seeded game
+    (:func:`check_spectator_view`; a chat to one seat is no public event), and once the game is over
+    it holds the outcome as a player view does.  (What it shows is each game's: the leak property is
+    tested per game in tests/engine/test_spectator.py.)"""
+    game = get_game(name)
+    config = configs(name)[0]
+    players = players_of(game, config)
+    state = game.new_game(config, 8)
+    check_spectator_view(game, state, [], players)
+    n = 0
+    while (step := game.step(state)).kind != OVER:
+        n += 1
+        if n % 4 == 1:
+            for action in ({"chat": {"text": "to all"}}, {"chat": {"text": "just you", "to": 1}}):
+                state, events = game.act(state, 0, action)
+                sv = check_spectator_view(game, state, events, players)
+                if "events" in sv:
+                    assert "just you" not in canonical_json(sv["events"]).decode()
+        if step.kind == SIMULTANEOUS:
+            rounds = rounds_of(game)
+            state, events = rounds.resolve(state, {p: rounds.random_orders(game.view(state, p),
+                                                                           order_seed(8, state.round, p))
+                                                   for p in step.players})
+        else:
+            seat = step.players[0]
+            action = turns_of(game).random_action(game.view(state, seat), order_seed(8, state.round, seat, n))
+            state, events = turns_of(game).apply_action(state, seat, action)
+        sv = check_spectator_view(game, state, events, players)
+    assert sv.get("outcome") and sv["outcome"] == game.view(state, 0)["outcome"]
 
 
 # -- standing orders, every game kind ---------------------------------------------------------------------

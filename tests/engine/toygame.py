@@ -40,6 +40,7 @@ from engine.actions import MAX_CHATS, chat_event, check_chat, parse_action
 from engine.base import (
     DEADLINES_KEY,
     RESPONSE_DEADLINE,
+    SPECTATOR,
     STEP_OVER,
     TURN,
     TURN_DEADLINE,
@@ -153,6 +154,10 @@ class CountGame:
         if state.outcome is not None:
             v["outcome"] = state.outcome.to_dict()
         return v
+
+    def spectator_view(self, state: CountState, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """A player's view with ``you`` = -1: nothing in this game is secret."""
+        return {**self.view(state, 0), "you": SPECTATOR}
 
     def outcome(self, state: CountState) -> Outcome | None:
         return state.outcome
