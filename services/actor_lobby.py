@@ -56,6 +56,8 @@ class LobbyPart(ActorCore):
         self.seq = [0] * self.seats_total
         self._push("joined", seat=0)
         self.deadline_ms = self.created_ms + int(self.retention.lobby_ttl_s * 1000)  # the lobby's expiry
+        if self._quick_starts_ms():  # a quick-play lobby whose opener allowed the autopilot starts then
+            self.deadline_ms = min(self.deadline_ms, self._quick_starts_ms())
         self._wake_changed()
 
     def _apply_join(self, e: Mapping[str, Any]) -> None:
@@ -64,6 +66,11 @@ class LobbyPart(ActorCore):
         if "config" in e:  # the joiner chose for its seat (its deck)
             self.config = dict(e["config"])
         self._push("joined", seat=int(e["seat"]))
+        if self.quick and len(self.seats) == self.seats_total:
+            # a full quick-play lobby starts at once (the join's caller journals the start next); were
+            # that start lost (a shard stopped between the two), this deadline starts it on reload
+            self.deadline_ms = int(e["at"])
+            self._wake_changed()
 
     def _apply_start(self, e: Mapping[str, Any]) -> None:
         assert self.engine is not None
@@ -124,7 +131,10 @@ class LobbyPart(ActorCore):
                 if again.nickname != nickname:
                     raise KeyReused("this request id already joined with another nickname", field="request_id")
                 await self.store.put_secret(secret_hash, self.game_id, again.seat)
-                return {"game_id": self.game_id, "seat": again.seat, "game": self.kind}
+                if self.quick and self.status == LOBBY and len(self.seats) == self.seats_total:
+                    await self._begin(fill=False, by="quick")  # (the first try's start was lost)
+                    await self._quick_leave()
+                return self._joined(again.seat)
             check_nickname(nickname)
             if self.status != LOBBY:
                 raise Conflict("the game has already started", field="code", rule="A4")
@@ -143,8 +153,18 @@ class LobbyPart(ActorCore):
                 entry["config"] = self._seat_config(seat, options)
             await self._commit(entry)
             await self.store.put_secret(secret_hash, self.game_id, seat)
-            await self._publish_summary()
-            return {"game_id": self.game_id, "seat": seat, "game": self.kind}
+            if self.quick and len(self.seats) == self.seats_total:  # nobody has to press Start
+                await self._begin(fill=False, by="quick")
+                await self._quick_leave()
+            else:
+                await self._publish_summary()
+            return self._joined(seat)
+
+    def _joined(self, seat: int) -> dict[str, Any]:
+        """A join's answer: the seat, and the game's status now (``starts_ms``: when a quick-play lobby
+        starts with autopilot seats, 0 if it waits for players)."""
+        return {"game_id": self.game_id, "seat": seat, "game": self.kind, "status": self.status,
+                "starts_ms": self._quick_starts_ms()}
 
     def _seat_config(self, seat: int, options: Mapping[str, Any]) -> dict[str, Any]:
         """The game's config with a joiner's seat options (``{kind: options}``) applied."""
@@ -165,14 +185,57 @@ class LobbyPart(ActorCore):
             if len(self.seats) < self.seats_total and not fill_with_autopilot:
                 raise Conflict(f"{len(self.seats)} of {self.seats_total} seats are filled",
                                field="fill_with_autopilot", rule="A4")
-            # The first state (an Archipelago map: up to ~0.1 s of CPU) is made in a thread, so the shard's
-            # event loop goes on serving its other games meanwhile (it blocked every other call of the
-            # shard: lobby calls waited seconds under load). The engine is pure: the same state as made here.
-            assert self.engine is not None
-            self._fresh = (self.seed, await asyncio.to_thread(self.engine.new_game, dict(self.config), self.seed))
-            await self._commit({"op": "start", "fill": fill_with_autopilot, "at": self.now_ms()})
-            await self._autoplay_bots()  # a turn-based game whose first turn is an autopilot seat's
-            await self._publish_summary()
-            if self.status == OVER:
-                await self._retire()
+            await self._begin(fill=fill_with_autopilot)
+            if self.quick:
+                await self._quick_leave()
             return self.summary()
+
+    async def _begin(self, *, fill: bool, by: str = "") -> None:
+        """Start the game (under the lock): journal ``start`` (``fill``: autopilot seats take the empty
+        ones; ``by`` "quick": the actor started its quick-play lobby itself, not a player), then play
+        the autopilot seats' first turn if theirs, publish, retire a game already over."""
+        # The first state (an Archipelago map: up to ~0.1 s of CPU) is made in a thread, so the shard's
+        # event loop goes on serving its other games meanwhile (it blocked every other call of the
+        # shard: lobby calls waited seconds under load). The engine is pure: the same state as made here.
+        assert self.engine is not None
+        self._fresh = (self.seed, await asyncio.to_thread(self.engine.new_game, dict(self.config), self.seed))
+        entry: dict[str, Any] = {"op": "start", "fill": fill, "at": self.now_ms()}
+        if by:
+            entry["by"] = by
+        await self._commit(entry)
+        await self._autoplay_bots()  # a turn-based game whose first turn is an autopilot seat's
+        await self._publish_summary()
+        if self.status == OVER:
+            await self._retire()
+
+    # ------------------------------------------------------------------ quick play (gateway.quickplay)
+    def _quick_starts_ms(self) -> int:
+        """When this quick-play lobby starts with autopilot seats if it has not filled (its opener
+        allowed it); 0 for a lobby that waits for players, or any other game."""
+        if not self.quick.get("autopilot"):
+            return 0
+        return self.created_ms + int(float(self.quick.get("wait_s", 0)) * 1000)
+
+    async def _lobby_deadline(self) -> None:
+        """The lobby's deadline passed (under the lock): a quick-play lobby that is full, or whose wait is
+        over with the autopilot allowed, starts (the empty seats autopilot ones); any other lobby
+        expires (reason "expired"). A quick-play lobby then leaves its bucket."""
+        if self.quick and (len(self.seats) == self.seats_total or self._quick_starts_ms()):
+            await self._begin(fill=len(self.seats) < self.seats_total, by="quick")
+        else:
+            await self._commit({"op": "expire", "at": self.now_ms()})
+            await self._retire()
+        if self.quick:
+            await self._quick_leave()
+
+    async def _quick_leave(self) -> None:
+        """A started or ended quick-play lobby leaves its bucket (the gateway also drops, when it looks,
+        any lobby it finds started, full or gone: a failure here only leaves that to it)."""
+        leave = getattr(self.store, "quick_leave", None)  # (services.store.Store; a test's journal has none)
+        bucket = str(self.quick.get("bucket", ""))
+        if leave is None or not bucket:
+            return
+        try:
+            await leave(bucket, self.game_id)
+        except Exception as exc:
+            log.warning("quick-play lobby %s could not leave its bucket: %r", self.game_id, exc)
