@@ -235,6 +235,12 @@ class ArchipelagoGame:
         :func:`engine.archipelago.view.spectator_view`."""
         return public_view(state, events)
 
+    def full_view(self, state: State, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """The whole game at this moment (a finished game's replay, seat -1: ``services.replay``): what
+        :meth:`spectator_view` shows once the game is over — the whole map, every unit and outpost —
+        at any round, in the same shape."""
+        return public_view(state, events, whole=True)
+
     def step(self, state: State) -> Step:
         """Every round is simultaneous (A16): all seats submit on the round deadline; ``OVER`` once
         the game is over."""

@@ -299,16 +299,17 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def spectator_view(state: State, events: Iterable[Event] | None = None) -> dict[str, Any]:
+def spectator_view(state: State, events: Iterable[Event] | None = None, *, whole: bool = False) -> dict[str, Any]:
     """What every player knows of ``state`` (module docstring, "Spectators"), in the player view's
-    shape with ``player`` = -1; the whole game once it is over.
+    shape with ``player`` = -1; the whole game once it is over — or at once with ``whole`` (a
+    replay's view of the whole game, ``GAME.full_view``: every tile, unit and outpost at this round).
 
     ``events``: the last round's; only those every seat receives are kept (A85)."""
     b = state.board
     w, h = b.width, b.height
     cache = _board_cache(b)
     n = w * h
-    over = state.outcome is not None
+    over = whole or state.outcome is not None
     if over:
         bits = "1" * n
     else:

@@ -299,6 +299,17 @@ class ArcmageGame:
             v["events"] = [e.to_dict() for e in events if e.is_public(n)]
         return v
 
+    def full_view(self, state: ArcState, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """The whole game at this moment (a finished game's replay, seat -1: ``services.replay``): what
+        :meth:`spectator_view` shows once the game is over — every card with its zone and owner — at any
+        step, in the same shape."""
+        n = state.data["n"]
+        v = make_spectator_view(state.data, self.step(state).to_dict(), state.version, whole=True)
+        v["legal"] = []
+        if events is not None:
+            v["events"] = [e.to_dict() for e in events if e.is_public(n)]
+        return v
+
     def outcome(self, state: ArcState) -> Outcome | None:
         o = state.data["outcome"]
         if o is None:

@@ -141,15 +141,16 @@ def make_view(S: Json, p: int, step: Json, version: int) -> Json:
     return _build(S, p, step, version, _visible_ids(S, p))
 
 
-def make_spectator_view(S: Json, step: Json, version: int) -> Json:
+def make_spectator_view(S: Json, step: Json, version: int, whole: bool = False) -> Json:
     """A spectator's view (``you`` = -1) in the same shape: while the game runs, what every player
     sees — the public zones' cards (kingdoms, residents, enchantments, armies, graveyards, removed
     cards, the stack), every seat's counts (hand, deck, resource piles and how many are marked,
     unbuilt cities), combat, the rules' public state, a pending decision as its non-deciding seats
     see it (op, seat, kind) — with no hand, unbuilt city or pile of its own; never a hand's content
-    or a deck's order.  Once the game is over: every card of the game (``cards``: each with its zone
-    and owner, so every hand, pile, unbuilt city and deck is open; no deck order)."""
-    ids = list(S["cards"]) if S["outcome"] is not None else _visible_ids(S, SPECTATOR)
+    or a deck's order.  Once the game is over, or at once with ``whole`` (a replay's view of the whole
+    game): every card of the game (``cards``: each with its zone and owner, so every hand, pile,
+    unbuilt city and deck is open; no deck order)."""
+    ids = list(S["cards"]) if whole or S["outcome"] is not None else _visible_ids(S, SPECTATOR)
     return _build(S, SPECTATOR, step, version, ids)
 
 

@@ -507,6 +507,17 @@ class SalvoGame:
             v["outcome"] = _outcome_view(state.outcome)
         return v
 
+    def full_view(self, state: SalvoState, events: Sequence[Event] | None = None) -> dict[str, Any]:
+        """The whole game at this moment (a finished game's replay, seat -1: ``services.replay``): what
+        :meth:`spectator_view` shows once the game is over — seat 0's view with seat 1's fleet
+        (``enemy_fleet``) and a hit flag on every shot, ``you`` = -1 — at any round."""
+        v = {**self.view(state, 0), "you": SPECTATOR}
+        if not state.is_over:
+            enemy_squares = {sq for ship in state.fleets[1] for sq in ship.squares}
+            v["shots"] = [{**shot, "hit": shot["square"] in enemy_squares} for shot in v["shots"]]
+            v["enemy_fleet"] = [_ship_view(ship, shot_rounds(state, 0)) for ship in state.fleets[1]]
+        return v
+
     def spectator_view(self, state: SalvoState, events: Sequence[Event] | None = None) -> dict[str, Any]:
         """What every player knows (S6, S8), in the shape of :meth:`view` seen from seat 0's side of
         the table, ``you`` = -1 (:data:`engine.base.SPECTATOR`):
