@@ -1,6 +1,7 @@
-"""The `archipelago` command: serve, create, join, bot, play, notify, admin.
+"""The `archipelago` command: serve, create, join, bot, play, notify, replay, admin.
 
-Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone."""
+Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone
+(`replay`: the engine and the pure services.replay, no Redis or Ray)."""
 
 from __future__ import annotations
 
@@ -468,6 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(proto field names) instead of words")
     n.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     n.set_defaults(fn=lambda a: asyncio.run(_notify(a)))
+
+    from client.replay_cmd import add_parser as add_replay
+
+    add_replay(sub)  # archipelago replay FILE (a finished game's export, replayed here)
 
     from client.admin import add_parser as add_admin
 

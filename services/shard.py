@@ -26,6 +26,7 @@ from services import gctune, metrics, tracing
 from services.game_actor import RUNNING, GameActor, Retention, wall_ms
 from services.hop import HopServer
 from services.notify.config import WarnPolicy
+from services.replay import ReplayCache
 from services.shard_api import METHODS, ShardApi
 from services.store import JournalConflict, Store, is_outage
 
@@ -67,6 +68,7 @@ class ShardCore(ShardApi):
         self._next_eviction = 0
         self._recording: set[asyncio.Task[None]] = set()
         self.draining = False  # (see set_draining)
+        self.replays = ReplayCache(store.journal_read)  # finished games' replays asked last (services.replay)
 
     # ---------------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -417,6 +419,21 @@ class ShardCore(ShardApi):
         finished = sum(1 for actor in self.games.values() if actor.status == "over")
         return {"name": self.name, "pid": os.getpid(), "games": len(self.games), "finished": finished,
                 "armed": len(self._deadline), "deadlines_fired": self.deadlines_fired, "draining": self.draining}
+
+    # ---------------------------------------------------------------- replays and exports (services.replay)
+    async def replay_frame(self, game_id: str, frame: int, seat: int) -> dict[str, Any]:
+        """One frame of a finished game's replay (:meth:`services.replay.Replay.frame`), replayed from its
+        journal once and kept among the last few asked (:attr:`replays`)."""
+        live = self.games.get(game_id)
+        replay = await self.replays.get(game_id, live.status if live is not None else None)
+        return replay.frame(frame, seat)
+
+    async def export_game(self, game_id: str) -> dict[str, Any]:
+        """A finished game's journal as export records and its final state's hash
+        (:meth:`services.replay.Replay.export`)."""
+        live = self.games.get(game_id)
+        replay = await self.replays.get(game_id, live.status if live is not None else None)
+        return replay.export()
 
 
 def node_address() -> str:

@@ -77,6 +77,18 @@ class ShardApi(Protocol):
 
     async def adopt(self, game_id: str) -> dict[str, Any]: ...
 
+    # ---------------------------------------------------------------- finished games (community.proto)
+    async def replay_frame(self, game_id: str, frame: int, seat: int) -> dict[str, Any]:
+        """ReplayFrame's fields (``view`` a view dict, as ``view`` answers): frame ``frame`` of a finished
+        game seen by ``seat`` (-1: the whole game). NotOver while it runs; InvalidOrder naming ``frame``
+        or ``seat`` out of range."""
+        ...
+
+    async def export_game(self, game_id: str) -> dict[str, Any]:
+        """ExportGameResponse's fields: ``format``, ``records`` (JSON text each, docs/replay-format.md),
+        ``state_hash``. NotOver while the game runs."""
+        ...
+
 
 #: the method names a shard answers (any other is refused)
 METHODS: frozenset[str] = frozenset(
