@@ -1,7 +1,7 @@
 """Capacity of the cluster on this machine: one command starts it and the load, and prints every figure
 with how it was measured, then a summary table.
 
-    python -m bench.capacity [--quick] [--only closed,open,watch,memory,deadlines] [--json FILE]
+    python -m bench.capacity [--quick] [--only closed,open,watch,spectate,memory,deadlines] [--json FILE]
     python -m bench.capacity --address HOST:PORT --http HOST:PORT [--redis URL]   # a running cluster
 
 Phases (each with a live progress line on stderr):
@@ -14,6 +14,11 @@ Phases (each with a live progress line on stderr):
 * ``watch`` — ``--streams`` Watch streams held on one gateway (two real players per game, both
   watching): the gateway's Redis connections and RSS, and the fan-out latency under that load (seat A's
   submission sent -> the ``submitted`` update for A arriving on seat B's stream).
+* ``spectate`` — ``--spectators`` spectator streams (Community.Spectate) held on one gateway,
+  ``--spectators-per-game`` on each public game: streams held (and the gateway's
+  ``archipelago_spectator_streams``), its RSS per 1,000 of them and Redis connections, and the fan-out
+  latency to spectators under them (a host's submission sent -> its ``submitted`` update on a
+  spectator's stream).
 * ``memory`` — shard memory (RSS, USS) and CPU per 1,000 games of three kinds (lobby, running Salvo,
   running 8-player Archipelago), games per GiB, and the comparison with one Ray actor per game.
 * ``deadlines`` — ``--slow-games`` games whose round deadlines fall in a short window: how late each
@@ -51,10 +56,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 GiB = 1 << 30
 MiB = 1 << 20
-PHASES = ("closed", "open", "watch", "memory", "deadlines", "peer", "lobby")
-# Run order: memory on fresh shards (a heap that earlier load freed would hide growth); watch before the
-# open loop's overload has grown the gateway's heap; deadlines last (their games keep playing).
-RUN_ORDER = ("memory", "watch", "closed", "peer", "open", "lobby", "deadlines")
+PHASES = ("closed", "open", "watch", "spectate", "memory", "deadlines", "peer", "lobby")
+# Run order: memory on fresh shards (a heap that earlier load freed would hide growth); watch and spectate
+# before the open loop's overload has grown the gateway's heap; deadlines last (their games keep playing).
+RUN_ORDER = ("memory", "watch", "spectate", "closed", "peer", "open", "lobby", "deadlines")
 # stack.md, measured on this machine: one Ray actor is an OS process of ~80 MB RSS, ~40 MB unique.
 STACK_ACTOR_RSS = 80 * MiB
 STACK_ACTOR_USS = 40 * MiB
@@ -66,6 +71,7 @@ GC_P99_MS = 20.0  # every process's collector pauses during the bench
 LOBBY_P99_MS = 1000.0  # every lobby call, under play
 LOBBY_PLAY_RATE = 1000.0  # the submissions/s offered beside the lobby calls
 GC_METRIC = "archipelago_gc_pause_seconds"
+SPECTATOR_GAUGE = "archipelago_spectator_streams"  # a gateway's open Spectate streams
 
 
 # ---------------------------------------------------------------------------------------------- settings
@@ -75,6 +81,8 @@ class Settings:
     concurrency: int = 64
     path_games: int = 800  # (<= 100 submissions per player and round: closed + open share these games)
     streams: int = 10_000
+    spectators: int = 10_000
+    spectators_per_game: int = 20
     fanout_seconds: float = 10.0
     fanout_rate: float = 100.0
     games_per_kind: int = 1000
@@ -88,7 +96,7 @@ class Settings:
 
     @classmethod
     def quick(cls) -> Settings:
-        return cls(seconds=4.0, path_games=300, streams=1000, fanout_seconds=4.0, games_per_kind=100,
+        return cls(seconds=4.0, path_games=300, streams=1000, spectators=1000, fanout_seconds=4.0, games_per_kind=100,
                    idle_seconds=2.0, slow_games=600, sample=100, deadline_window=4.0, peer_matches=8)
 
 
@@ -767,6 +775,74 @@ class Bench:
             "the 'submitted' update for A on B's stream. Redis and RSS read while the streams are held "
             f"(RSS: /proc/PID/status of the gateway process{'es' if len(gw) > 1 else ''} {gw}).")
 
+    # ------------------------------------------------------------------ spectate
+    async def phase_spectate(self) -> None:
+        """``spectators`` Spectate streams held on one gateway, ``spectators_per_game`` a public game: the
+        gauge, the gateway's RSS and Redis connections, and the fan-out to spectators under them."""
+        c = self.cfg
+        say(f"\n== spectate: {c.spectators:,} spectator streams on one gateway ({c.spectators_per_game} a game), "
+            "fan-out latency to spectators under them")
+        h = await self.cluster.health()
+        gw = self.cluster.gateway_pids(h)
+        g0 = mem_of(gw)
+        redis0 = self.cluster.gateway_redis_connections()
+        gauge0 = gauge(await self.cluster.metrics(), SPECTATOR_GAUGE)
+        seen: dict[str, Any] = {}
+
+        async def on_event(ev: dict[str, Any], proc: asyncio.subprocess.Process) -> None:
+            if ev["event"] == "holding":
+                self.add_held(int(ev["games"]), int(ev["players"]))
+                seen["holding"] = {"gateway": mem_of(gw), "redis": self.cluster.gateway_redis_connections(),
+                                   "redis_by_name": self.cluster.redis_clients(),
+                                   "gauge": gauge(await self.cluster.metrics(), SPECTATOR_GAUGE)}
+                self.bump("spectator_streams_gauge", seen["holding"]["gauge"])
+            elif ev["event"] == "fanout_done":
+                seen["end"] = {"gateway": mem_of(gw), "redis": self.cluster.gateway_redis_connections(),
+                               "gauge": gauge(await self.cluster.metrics(), SPECTATOR_GAUGE)}
+                assert proc.stdin is not None
+                proc.stdin.write(b"go\n")
+                await proc.stdin.drain()
+
+        r = await loadgen(["--address", self.cluster.grpc, "--mode", "spectate", "--streams", str(c.spectators),
+                           "--per-game", str(c.spectators_per_game), "--seconds", str(c.fanout_seconds),
+                           "--fanout-rate", str(c.fanout_rate), "--jobs", str(c.jobs), "--wait-stdin"],
+                          on_event, stdin=True)
+        hold, end = seen.get("holding", {}), seen.get("end", {})
+        g1: Mem = hold.get("gateway", Mem())
+        g2: Mem = end.get("gateway", Mem())
+        redis_max = max((x for x in (hold.get("redis"), end.get("redis")) if x is not None), default=None)
+        held = int(r["streams_held"])
+        per_1000 = (g1.rss - g0.rss) * 1000 / held if held else None
+        out = {**r, "gateway_rss_before": g0.rss, "gateway_rss_holding": g1.rss, "gateway_rss_end": g2.rss,
+               "gateway_uss_holding": g1.uss, "gateway_rss_per_1000_spectators": per_1000,
+               "redis_gateway_connections_before": redis0, "redis_gateway_connections_holding": hold.get("redis"),
+               "redis_gateway_connections_end": end.get("redis"), "redis_gateway_connections_max": redis_max,
+               "redis_clients_by_name": hold.get("redis_by_name"), "spectator_gauge_before": gauge0,
+               "spectator_gauge_holding": hold.get("gauge"), "spectator_gauge_end": end.get("gauge"),
+               "gateway_pids": gw}
+        self.results["spectate"] = out
+        f, last = r["fanout"], r["fanout_last"]
+        agree = hold.get("gauge") is not None and hold["gauge"] - (gauge0 or 0.0) == held
+        say(f"  spectator streams held: {held:,} of {r['streams_wanted']:,} over {r['games']:,} public games "
+            f"(gateway's {SPECTATOR_GAUGE}: {gauge0} before, {hold.get('gauge')} holding"
+            f"{'' if agree else ' — DOES NOT AGREE'}); seq gaps {r['seq_gaps']}; stream errors "
+            f"{r['stream_errors'] or 0}; opened in {r['open_s']:.1f} s")
+        say(f"  gateway Redis connections (CLIENT LIST, names archipelago-gateway*): {redis0} before, "
+            f"{hold.get('redis')} holding, {end.get('redis')} after the fan-out")
+        say(f"  gateway RSS: {mib(g0.rss)} before, {mib(g1.rss)} holding, {mib(g2.rss)} at the end "
+            f"(~{mib(per_1000) if per_1000 is not None else '—'} per 1,000 spectator streams)")
+        say(f"  fan-out to spectators: p50 {ms(f.get('p50_ms'))}, p99 {ms(f.get('p99_ms'))}, max {ms(f.get('max_ms'))} "
+            f"({f.get('count', 0):,} arrivals); to a game's last spectator p50 {ms(last.get('p50_ms'))}, "
+            f"p99 {ms(last.get('p99_ms'))} ({last.get('count', 0):,} submissions, {r['fanout_missing']} not seen "
+            f"by all); submission errors {r['submissions']['errors'] or 0}")
+        say(f"  how: public two-seat Salvo games (the host a player of the load process, seat B the autopilot, "
+            f"3600 s deadline), {c.spectators_per_game} Community.Spectate streams on each from after_seq 0 (8 "
+            "channels from one load process), each checking its seqs run 1, 2, 3, … with no gap; held while the "
+            f"hosts of the games in turn submit a draft at {c.fanout_rate:g}/s for {c.fanout_seconds:g} s (a game's "
+            "next once all its spectators saw the last); fan-out = the host's call sent -> the 'submitted' update "
+            "for the host on a spectator's stream (every stream's arrival; 'last': the game's slowest). RSS and "
+            f"Redis read while the streams are held (RSS: /proc/PID/status of {gw}).")
+
     # ------------------------------------------------------------------ memory
     async def idle_cpu(self, pids: list[int], label: str) -> float:
         """Shard CPU seconds per minute over an idle window of ``idle_seconds``."""
@@ -939,6 +1015,19 @@ def summary_rows(b: Bench) -> list[tuple[str, str, str, str]]:
                      f"before {mib(w['gateway_rss_before'])}"))
         rows.append(("fan-out latency under streams", f"p50 {ms(f.get('p50_ms'))}, p99 {ms(f.get('p99_ms'))}", "",
                      f"{w['fanout_rate']:g}/s submissions"))
+    if sp := r.get("spectate"):
+        f = sp["fanout"]
+        g = sp.get("spectator_gauge_holding")
+        gauge_text = "" if g is None else f"; gauge {g:,.0f}"
+        rows.append(("spectator streams per gateway", f"{sp['streams_held']:,} held; fan-out p50 "
+                     f"{ms(f.get('p50_ms'))}, p99 {ms(f.get('p99_ms'))}", "",
+                     f"{sp['games']:,} public games x {sp['per_game']}; {sp['fanout_rate']:g}/s submissions; "
+                     f"seq gaps {sp['seq_gaps']}{gauge_text}"))
+        per_1000 = sp.get("gateway_rss_per_1000_spectators")
+        rows.append(("gateway RSS per 1,000 spectators", "—" if per_1000 is None else mib(per_1000), "",
+                     f"{mib(sp['gateway_rss_before'])} -> {mib(sp['gateway_rss_holding'])} holding"))
+        rows.append(("gateway Redis connections, spectating", f"{sp['redis_gateway_connections_max']}",
+                     "<= 32 (pool)", "CLIENT LIST, holding"))
     pk = b.peak
     if pk:
         rows.append(("peak games held", f"{pk.get('games_in_shards', 0):,.0f} in shards "
@@ -1047,7 +1136,8 @@ def jsonable(x: Any) -> Any:
 # ---------------------------------------------------------------------------------------------- main
 async def main_async(a: argparse.Namespace) -> int:
     cfg = Settings.quick() if a.quick else Settings()
-    for name in ("streams", "games_per_kind", "slow_games", "concurrency", "seconds", "sample", "deadline_window"):
+    for name in ("streams", "spectators", "spectators_per_game", "games_per_kind", "slow_games", "concurrency",
+                 "seconds", "sample", "deadline_window"):
         val = getattr(a, name)
         if val is not None:
             setattr(cfg, name, val)
@@ -1082,6 +1172,7 @@ async def main_async(a: argparse.Namespace) -> int:
         gc_before = await bench.gc_scrape()
         steps: dict[str, Callable[[], Awaitable[None]]] = {
             "closed": bench.phase_closed, "open": bench.phase_open, "watch": bench.phase_watch,
+            "spectate": bench.phase_spectate,
             "memory": bench.phase_memory, "deadlines": bench.phase_deadlines, "peer": bench.phase_peer,
             "lobby": bench.phase_lobby}
         for p in RUN_ORDER:
@@ -1127,6 +1218,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--concurrency", type=int, help="closed loop: calls in flight (64)")
     ap.add_argument("--seconds", type=float, help="closed and open loop: seconds each (10; quick 4)")
     ap.add_argument("--streams", type=int, help="watch: streams to hold (10,000; quick 1,000)")
+    ap.add_argument("--spectators", type=int, help="spectate: spectator streams to hold (10,000; quick 1,000)")
+    ap.add_argument("--spectators-per-game", dest="spectators_per_game", type=int,
+                    help="spectate: spectator streams on each game (20)")
     ap.add_argument("--games-per-kind", dest="games_per_kind", type=int, help="memory: games per kind (1,000)")
     ap.add_argument("--slow-games", dest="slow_games", type=int, help="deadlines: games (10,000; quick 600)")
     ap.add_argument("--sample", type=int, help="deadlines: games watched (500; quick 100)")

@@ -16,6 +16,11 @@ Modes (``--mode``):
 * ``watch``: ``--streams`` Watch streams over two-player Salvo games whose both seats are real
   players (create, join by code, start), both watching; holds them and measures the fan-out: seat A
   submits a draft, the time until the ``submitted`` update for A arrives on B's stream.
+* ``spectate``: ``--streams`` spectator streams (Community.Spectate, community.proto) over public Salvo
+  games, ``--per-game`` each (the host a player of this process, seat B the autopilot, a one-hour
+  deadline); each stream checks its seqs have no gap; holds them and measures the fan-out to
+  spectators: the host submits a draft, the time until the ``submitted`` update for it arrives on
+  each of the game's spectator streams (and on the last of them).
 * ``create``: creates ``--games`` games of ``--kind`` lobby | salvo | archipelago and exits (they stay).
 * ``lobby``: lobby calls in a closed loop (``--concurrency`` workers for ``--seconds``): create a game
   (Salvo, Archipelago of 4 and 8 seats, Arcmage in rotation), join it by code, start it with autopilot
@@ -51,6 +56,8 @@ import grpc
 
 from archipelago.v1 import (
     archipelago_pb2,
+    community_pb2,
+    community_pb2_grpc,
     game_pb2,
     game_pb2_grpc,
     lobby_pb2,
@@ -147,6 +154,8 @@ class Conn:
         self.channels = [grpc.aio.insecure_channel(address, options=opts) for _ in range(max(1, n))]
         self.lobby: list[Any] = [lobby_pb2_grpc.LobbyStub(c) for c in self.channels]  # type: ignore[no-untyped-call]
         self.game: list[Any] = [game_pb2_grpc.GameStub(c) for c in self.channels]  # type: ignore[no-untyped-call]
+        self.community: list[Any] = [community_pb2_grpc.CommunityStub(c)  # type: ignore[no-untyped-call]
+                                     for c in self.channels]
         self._i = 0
 
     def pick(self) -> int:
@@ -203,15 +212,17 @@ class Setup:
 
 
 async def create_game(conn: Conn, kind: str, *, deadline_s: float, start: bool, fill: bool = True,
-                      seats: int = 2, nickname: str = "host") -> tuple[lobby_pb2.CreateGameResponse, int]:
-    """Create (and start) one game; returns the creation answer and the seats it has."""
+                      seats: int = 2, nickname: str = "host", public: bool = False
+                      ) -> tuple[lobby_pb2.CreateGameResponse, int]:
+    """Create (and start) one game (``public``: one spectators may follow); returns the creation
+    answer and the seats it has."""
     i = conn.pick()
     opts: dict[str, Any] = {}
     game = "archipelago" if kind == "archipelago" else "salvo"
     if game == "archipelago":
         opts["archipelago"] = archipelago_pb2.ArchipelagoOptions()
     req = lobby_pb2.CreateGameRequest(game=game, seats=seats, nickname=nickname, deadline_seconds=deadline_s,
-                                      request_id=secrets.token_hex(12), **opts)
+                                      request_id=secrets.token_hex(12), public=public, **opts)
     created: lobby_pb2.CreateGameResponse = await retried(
         lambda: conn.lobby[i].CreateGame(req, timeout=SETUP_TIMEOUT_S))
     if start:
@@ -559,6 +570,189 @@ async def watch_mode(conn: Conn, streams: int, seconds: float, fanout_rate: floa
     return result
 
 
+# ---------------------------------------------------------------------------------------------- spectate
+@dataclass
+class Spectated:
+    """A public game with spectators: its host submits, its spectators' streams wait for the ``submitted``."""
+
+    game_id: str
+    host: Seat
+    streams: int = 0  # its spectator streams open (first update seen, not ended)
+    sent_at: float | None = None  # perf_counter time of the host's outstanding submission
+    seen: int = 0  # spectator streams that have seen the outstanding submission's update
+
+
+async def spectate_mode(conn: Conn, streams: int, per_game: int, seconds: float, fanout_rate: float, jobs: int,
+                        out: Out, wait_stdin: bool) -> dict[str, Any]:
+    """``streams`` Spectate streams, ``per_game`` on each public game (started: the host here, the
+    autopilot seat B, one-hour deadline); then the fan-out to them under that load."""
+    n_games = max(1, math.ceil(streams / max(1, per_game)))
+    setup = Setup()
+    games: list[Spectated] = []
+
+    async def make(i: int) -> None:
+        try:
+            created, seats = await create_game(conn, "salvo", deadline_s=3600, start=True, public=True,
+                                               nickname=f"s{i}")
+            view = await get_view(conn, created.game_id, created.secret)
+        except grpc.aio.AioRpcError as err:
+            setup.failed += 1
+            setup.errors[error_code(err)] += 1
+            return
+        games.append(Spectated(created.game_id, Seat(created.game_id, created.secret, view.version)))
+        setup.games += 1
+        setup.players += seats
+        setup.humans += 1
+
+    t_create = time.perf_counter()
+    with Progress("spectate: creating public games (host + autopilot, started)", creation_line(setup, n_games)):
+        await bounded(n_games, jobs, make)
+    create_s = time.perf_counter() - t_create
+    if not games:
+        raise SystemExit(f"spectate: no game created ({dict(setup.errors)})")
+
+    fanout: list[float] = []  # every spectator stream's arrival of a submission's update
+    fanout_last: list[float] = []  # the arrival on the last of its game's streams
+    held = 0
+    gaps = 0
+    stream_errors: Counter[str] = Counter()
+    first_update: dict[int, asyncio.Future[None]] = {}
+    calls: list[Any] = []
+    tasks: list[asyncio.Task[None]] = []
+    loop = asyncio.get_running_loop()
+    outstanding = 0
+    sending_done = False
+    all_seen = asyncio.Event()
+
+    def settle(g: Spectated) -> None:
+        nonlocal outstanding
+        g.sent_at, g.seen = None, 0
+        outstanding -= 1
+        if sending_done and outstanding == 0:
+            all_seen.set()
+
+    def saw(g: Spectated, now: float) -> None:
+        """One more of ``g``'s streams saw the outstanding submission (or ended): settled once all have."""
+        if g.sent_at is None:
+            return
+        g.seen += 1
+        if g.seen >= g.streams:
+            fanout_last.append(now - g.sent_at)
+            settle(g)
+
+    async def reader(k: int, g: Spectated) -> None:
+        nonlocal held, gaps
+        call = conn.community[k % len(conn.channels)].Spectate(
+            community_pb2.SpectateRequest(game_id=g.game_id, after_seq=0))
+        calls.append(call)
+        fut = first_update[k]
+        last = 0
+        try:
+            async for upd in call:
+                if not fut.done():
+                    held += 1
+                    g.streams += 1
+                    fut.set_result(None)
+                if upd.seq:  # (0: a player's presence, no seq)
+                    if upd.kind != "resync" and upd.seq != last + 1:
+                        gaps += 1
+                    last = upd.seq
+                if upd.kind == "submitted" and upd.seat == g.host.seat and g.sent_at is not None:
+                    now = time.perf_counter()
+                    fanout.append(now - g.sent_at)
+                    saw(g, now)
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.CANCELLED:
+                stream_errors[error_code(err)] += 1
+        finally:
+            if fut.done():
+                held -= 1
+                g.streams -= 1
+                if g.sent_at is not None and g.seen >= g.streams:  # the others have all seen it (unmeasured)
+                    settle(g)
+            else:
+                fut.set_result(None)
+
+    t_open = time.perf_counter()
+    with Progress("spectate: opening spectator streams",
+                  lambda el: f"{el:5.1f}s  {held:6d}/{streams} spectator streams held over {len(games)} games  "
+                             f"failed {sum(stream_errors.values())}  seq gaps {gaps}"):
+        wave = 500  # opened in waves, each stream counted once its first update arrived
+        for start in range(0, streams, wave):
+            futs = []
+            for k in range(start, min(streams, start + wave)):
+                first_update[k] = loop.create_future()
+                futs.append(first_update[k])
+                tasks.append(loop.create_task(reader(k, games[k % len(games)])))
+            await asyncio.gather(*futs)
+    open_s = time.perf_counter() - t_open
+    streams_held = held
+    out.event("holding", streams=streams_held, games=setup.games, players=setup.players)
+
+    sub_stats = Stats("fanout")
+    run = secrets.token_hex(4)
+    sent = 0
+    busy = 0
+
+    async def submit(g: Spectated, i: int) -> None:
+        nonlocal outstanding
+        req = game_pb2.SubmitOrdersRequest(game_id=g.game_id, version=g.host.version,
+                                           idempotency_key=f"{run}-{i}", draft=True, salvo=ORDERS)
+        g.sent_at, g.seen = time.perf_counter(), 0
+        outstanding += 1
+        sub_stats.sent += 1
+        try:
+            await conn.game[i % len(conn.channels)].SubmitOrders(req, metadata=auth(g.host.secret))
+            sub_stats.ok += 1
+        except grpc.aio.AioRpcError as err:
+            sub_stats.errors[error_code(err)] += 1
+            if g.sent_at is not None:
+                settle(g)
+
+    def fan_line(el: float) -> str:
+        p = percentiles(fanout[-5000:])
+        return (f"{el:5.1f}s  {sub_stats.ok:6d} submitted  {len(fanout):7d} seen by spectators  "
+                f"p50 {p.get('p50_ms', 0):.1f} ms  p99 {p.get('p99_ms', 0):.1f} ms  streams {held}  gaps {gaps}")
+
+    pend: set[asyncio.Task[None]] = set()
+    watched = [g for g in games if g.streams > 0]
+    with Progress(f"spectate: fan-out at {fanout_rate:.0f}/s under {streams_held} spectator streams", fan_line):
+        t0 = time.perf_counter()
+        end = t0 + seconds
+        next_at = t0
+        while next_at < end and watched:
+            g = watched[sent % len(watched)]
+            if g.sent_at is None:
+                task = loop.create_task(submit(g, sent))
+                pend.add(task)
+                task.add_done_callback(pend.discard)
+            else:
+                busy += 1  # its last submission not yet seen by all its spectators
+            sent += 1
+            next_at += 1.0 / fanout_rate
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+        sending_done = True  # the last submissions' way to the spectators: until all seen (10 s at most)
+        if outstanding == 0:
+            all_seen.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(all_seen.wait(), timeout=10.0)
+    missing = sum(1 for g in watched if g.sent_at is not None)
+    result = {"mode": "spectate", "streams_wanted": streams, "streams_held": streams_held,
+              "streams_held_at_end": held, "stream_errors": dict(stream_errors), "seq_gaps": gaps,
+              "games": setup.games, "per_game": per_game, "players": setup.players, "setup_failed": setup.failed,
+              "setup_errors": dict(setup.errors), "create_s": create_s, "open_s": open_s,
+              "games_per_s": setup.games / create_s if create_s else 0.0, "fanout_rate": fanout_rate,
+              "fanout_seconds": seconds, "submissions": sub_stats.summary(), "fanout": percentiles(fanout),
+              "fanout_last": percentiles(fanout_last), "fanout_missing": missing, "fanout_skipped_busy": busy}
+    out.event("fanout_done", **result)
+    if wait_stdin:  # bench.capacity measures the gateway while the streams are still open, then says go
+        await loop.run_in_executor(None, sys.stdin.readline)
+    for call in calls:
+        call.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return result
+
+
 # ---------------------------------------------------------------------------------------------- create
 async def create_mode(conn: Conn, kind: str, n: int, jobs: int, deadline_s: float) -> dict[str, Any]:
     """``n`` games of ``kind``: lobby (created, not started), salvo or archipelago (8 seats) started with fill."""
@@ -753,6 +947,20 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
                 out.text(f"  fan-out (A's submission sent -> its 'submitted' on B's stream): {f['count']} samples, "
                          f"p50 {f['p50_ms']:.1f} ms  p99 {f['p99_ms']:.1f} ms  max {f['max_ms']:.1f} ms")
             return r
+        if a.mode == "spectate":
+            r = await spectate_mode(conn, a.streams, a.per_game, a.seconds, a.fanout_rate, a.jobs, out, a.wait_stdin)
+            f, last = r["fanout"], r["fanout_last"]
+            out.text(f"spectate: {r['streams_held']} spectator streams held over {r['games']} games "
+                     f"({r['per_game']} a game; open files limit {fds}); seq gaps {r['seq_gaps']}; stream errors "
+                     f"{r['stream_errors'] or 0}")
+            if f.get("count"):
+                out.text(f"  fan-out (the host's submission sent -> its 'submitted' on a spectator's stream): "
+                         f"{f['count']} samples, p50 {f['p50_ms']:.1f} ms  p99 {f['p99_ms']:.1f} ms  "
+                         f"max {f['max_ms']:.1f} ms")
+            if last.get("count"):
+                out.text(f"  to the last spectator of the game: p50 {last['p50_ms']:.1f} ms  "
+                         f"p99 {last['p99_ms']:.1f} ms")
+            return r
         if a.mode == "create":
             r = await create_mode(conn, a.kind, a.games, a.jobs, a.deadline)
             out.text(f"created {r['games']} {a.kind} games in {r['seconds']:.1f} s ({r['games_per_s']:.0f}/s); "
@@ -810,22 +1018,28 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.loadgen", description=(__doc__ or "").split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--address", default="127.0.0.1:50051", help="the gateway's gRPC HOST:PORT")
-    ap.add_argument("--mode", choices=["submit", "watch", "create", "deadlines", "lobby"], default="submit")
-    ap.add_argument("--seconds", type=float, default=10.0, help="submit: duration; watch: fan-out duration")
+    ap.add_argument("--mode", choices=["submit", "watch", "spectate", "create", "deadlines", "lobby"],
+                    default="submit")
+    ap.add_argument("--seconds", type=float, default=10.0,
+                    help="submit: duration; watch, spectate: fan-out duration")
     ap.add_argument("--concurrency", type=int, default=64, help="closed loop: calls in flight")
     ap.add_argument("--rate", type=float, default=0.0, help="open loop at this many calls/s (0: closed loop)")
     ap.add_argument("--arrivals", choices=["poisson", "fixed"], default="poisson")
     ap.add_argument("--max-in-flight", type=int, default=20_000, help="open loop: beyond this, arrivals are dropped")
     ap.add_argument("--games", type=int, default=0,
                     help="submit: games to rotate over (default 600); create/deadlines: games to create")
-    ap.add_argument("--channels", type=int, default=0, help="gRPC channels (TCP connections); default 1, watch 8")
+    ap.add_argument("--channels", type=int, default=0,
+                    help="gRPC channels (TCP connections); default 1, watch and spectate 8")
     ap.add_argument("--jobs", type=int, default=32, help="setup calls in flight")
     ap.add_argument("--echo", action="store_true", help="submit to bench.echo: no games, made-up ids")
     ap.add_argument("--save-games", help="submit: write the games created to this file")
     ap.add_argument("--games-file", help="submit: use the games of this file instead of creating them")
-    ap.add_argument("--streams", type=int, default=10_000, help="watch: streams to hold")
-    ap.add_argument("--fanout-rate", type=float, default=100.0, help="watch: A's submissions per second")
-    ap.add_argument("--wait-stdin", action="store_true", help="watch: hold the streams until a line on stdin")
+    ap.add_argument("--streams", type=int, default=10_000, help="watch, spectate: streams to hold")
+    ap.add_argument("--per-game", dest="per_game", type=int, default=20, help="spectate: spectator streams a game")
+    ap.add_argument("--fanout-rate", type=float, default=100.0,
+                    help="watch: A's submissions per second; spectate: the hosts'")
+    ap.add_argument("--wait-stdin", action="store_true",
+                    help="watch, spectate: hold the streams until a line on stdin")
     ap.add_argument("--kind", choices=["lobby", "salvo", "archipelago"], default="salvo", help="create: kind")
     ap.add_argument("--deadline", type=float, default=3600.0, help="create: round deadline in seconds")
     ap.add_argument("--sample", type=int, default=500, help="deadlines: games watched")
@@ -836,7 +1050,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not a.games:
         a.games = {"submit": 600, "create": 1000, "deadlines": 10_000}.get(a.mode, 0)
     if not a.channels:
-        a.channels = 8 if a.mode == "watch" else 1
+        a.channels = 8 if a.mode in ("watch", "spectate") else 1
     return a
 
 
