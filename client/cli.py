@@ -292,8 +292,22 @@ async def _play(args: argparse.Namespace) -> int:
     from client.play import play
 
     secret = player_secret(args)
+    if args.quick:  # "Play now": a seat in a quick-play lobby (client.quick)
+        from client.quick import check_args, describe, quick_seat
+
+        check_args(args, secret)
+    elif not args.code:
+        raise SystemExit("play: give the game's CODE, or --quick GAME to play now")
+    elif args.seats or args.autopilot or args.speed != "fast":
+        raise SystemExit("play: --seats, --speed and --autopilot go with --quick GAME (a game's CODE has its own)")
     with secret_sink(args) as sink:
         async with Client(_server(args), secret) as c:
+            if args.quick:
+                quick = await quick_seat(c, args, args.nickname or os.environ.get("USER", "player"),
+                                         seat_options(args))
+                print("\n".join(describe(quick)), flush=True)
+                show_secret(quick.secret, sink, quick.code)
+                return await play(c, quick.game_id, secret_file=args.save_secret)
             game_id = await _seat(c, args.code, secret, args.nickname or os.environ.get("USER", "player"),
                                   seat_options(args), sink=sink, keep=show_secret)
             return await play(c, game_id, secret_file=args.secret_file or args.save_secret)
@@ -430,8 +444,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("play", help=f"play {', '.join(g.title for g in all_clients())} in the terminal",
                         description="Play a game in the terminal: a free seat you join, or your own seat given by its "
-                        "secret.", epilog=f"{PLAY_EPILOG} {in_game_help()}")
-    pl.add_argument("code", metavar="CODE", help=CODE_HELP)
+                        "secret, or (--quick GAME) a seat in a public quick-play lobby.",
+                        epilog=f"{PLAY_EPILOG} {in_game_help()}")
+    pl.add_argument("code", metavar="CODE", nargs="?", help=CODE_HELP + "; or --quick GAME")
+    pl.add_argument("--quick", metavar="GAME", choices=list(GAMES),
+                    help=f"play now: a seat in the public quick-play lobby of GAME ({', '.join(GAMES)}) closest to "
+                    "full, or a new one you open; it starts once every seat is taken")
+    pl.add_argument("--seats", type=int, default=0,
+                    help="with --quick: the game's size (default: Archipelago 4, Salvo 2, Arcmage 2)")
+    pl.add_argument("--speed", default="fast", choices=["fast", "slow"], help="with --quick: fast (default) or slow")
+    pl.add_argument("--autopilot", action="store_true",
+                    help="with --quick, when you open the lobby: if it has not filled after its wait (5 minutes "
+                    "for fast, by default), it starts with the autopilot in the seats still empty")
     pl.add_argument("--secret", help=SECRET_HELP)
     pl.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)
     pl.add_argument("--nickname", type=nickname,

@@ -17,7 +17,7 @@ from engine.errors import Unavailable
 from gateway.api import ApiConfig, PlayerAPI
 from gateway.limits import Limits
 from tests.conftest import Cluster
-from tests.e2e.helpers import WAIT_S, Game, placement, round_closed, rpc_error, submit_and_close, wait_update
+from tests.e2e.helpers import WAIT_S, Game, connected, placement, round_closed, rpc_error, submit_and_close, wait_update
 
 pytestmark = pytest.mark.e2e
 
@@ -237,3 +237,70 @@ async def test_a_caller_that_waits_too_long_is_told_to_retry_and_leaves_the_queu
     assert caught.value.field == "game"
     assert await store.redis.zcard(store.key("quick", bucket, "queue")) == 0, "it left the queue"
     await store.quick_exit(bucket, "busy")
+
+
+# ---------------------------------------------------------------------------------- the terminal
+async def test_archipelago_play_quick_opens_a_lobby_a_stranger_fills_and_the_human_plays_on(cluster: Cluster) -> None:
+    from client.grpc_client import Client
+    from tests.e2e.test_play import EXE, Output
+
+    await empty_buckets(cluster, "salvo:slow:2")
+    human = await asyncio.create_subprocess_exec(
+        EXE, "play", "--quick", "salvo", "--speed", "slow", "--nickname", "human", "--server", cluster.address,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    assert human.stdin is not None and human.stdout is not None
+    out = Output(human.stdout)
+    try:
+        at = await out.expect("opened a quick-play lobby: seat 0 of salvo game ")
+        code = out.text[at:at + 6]
+        at = await out.expect("it starts when every seat is taken", at)
+        at = await out.expect("secret: ", at)
+        secret = out.text[at:].split()[0]
+        at = await out.expect("waiting in the lobby: 1/2 players", at)
+        stranger = Client(cluster.address)
+        seated = await stranger.quick_play("salvo", speed=lobby_pb2.SPEED_SLOW, nickname="stranger")
+        assert (seated.code, seated.seat, seated.status) == (code, 1, RUNNING)
+        as_player(stranger, seated.secret)
+        at = await out.expect("place your fleet", at)
+        async with connected(stranger, seated.game_id):  # (the round waits for the stranger too, A17)
+            human.stdin.write(b"random\n")
+            await human.stdin.drain()
+            view = await stranger.view(seated.game_id)
+            await stranger.submit(seated.game_id, view.version, salvo=placement(1))
+            await wait_update(stranger, seated.game_id, view.seq, round_closed(0))
+        at = await out.expect("fire up to 7 shots", at)
+        mine = await Client(cluster.address, secret).view(seated.game_id)
+        assert (mine.you, mine.round, [p.nickname for p in mine.players]) == (0, 1, ["human", "stranger"])
+        human.stdin.close()  # the end of input at the round-1 prompt
+        async with asyncio.timeout(WAIT_S):
+            await human.communicate()
+        assert human.returncode == 1, out.text
+    finally:
+        if human.returncode is None:
+            human.kill()
+            await human.wait()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["play", "ABCDEF", "--quick", "salvo"], "not both"),
+    (["play"], "--quick GAME"),
+    (["play", "ABCDEF", "--seats", "3"], "go with --quick"),
+    (["play", "--quick", "salvo", "--secret", "a-seat-secret"], "takes a new seat"),
+])
+async def test_archipelago_play_quick_refuses_what_does_not_fit(argv: list[str], said: str) -> None:
+    from tests.e2e.test_play import EXE
+
+    proc = await asyncio.create_subprocess_exec(EXE, *argv, "--server", "127.0.0.1:9", stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    async with asyncio.timeout(WAIT_S):
+        text, _ = await proc.communicate()
+    assert proc.returncode == 1 and said in text.decode(), text.decode()
+
+
+def test_a_taken_nickname_gets_a_number_within_24_characters() -> None:
+    from gateway.quickplay import nicknames
+
+    assert nicknames("ann", 4) == ["ann", "ann 2", "ann 3", "ann 4"]
+    long = "a" * 23 + " "  # (a variant never ends in a space before its number)
+    assert nicknames(long, 2) == [long, "a" * 22 + " 2"]
+    assert all(len(n) <= 24 for n in nicknames("n" * 24, 8))
