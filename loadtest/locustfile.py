@@ -1,14 +1,30 @@
-"""Locust users that behave like players (issue 12): they create or join games by code, start them,
-watch, make the moves their game's bot makes (:mod:`client.games`: the engine's autopilot orders in
-Salvo, random legal orders in Archipelago, the autopilot's actions in Arcmage when their seat is in
-the step) from their own view, chat, disconnect and come back, until the game ends; then play another.
+"""Locust users that behave like players (issue 12) and spectators (issue 26). Players create or join
+games by code, or press "Play now" (Community.QuickPlay), start them, watch, make the moves their
+game's bot makes (:mod:`client.games`: the engine's autopilot orders in Salvo, random legal orders in
+Archipelago, the autopilot's actions in Arcmage when their seat is in the step) from their own view,
+chat, disconnect and come back, until the game ends; then play another.
 
-Two kinds of player:
+Three kinds of user:
 
 * ``GrpcPlayer`` — the gRPC door (sync gRPC on gevent, see "gRPC under gevent" below); every call
   is one row of locust's statistics, named after its rpc (``grpc`` type); Watch updates count as
   ``Watch update``.
 * ``WebPlayer`` — the JSON door (``POST /v1/{Service}/{Rpc}``) and Watch on a WebSocket.
+* ``Spectator`` — lists the live games (``Community/ListLiveGames``), picks a running one, reads
+  what a spectator sees (``Community/GetSpectatorView``) and follows it from that view's seq on the
+  ``/v1/Community/Spectate`` WebSocket until its ``game_over`` (each update a ``Spectate update``
+  row; a seq that does not follow the last one is a failure, ``Spectate gap``); then picks another.
+  It uses the JSON door and a WebSocket, as the web client's spectators do (a person with a browser,
+  not a program: the gRPC door's spectators would be bots), and it costs the gRPC players nothing (a
+  gRPC stream holds a thread of gevent's hub while it is quiet, see below).
+
+A share of the players' games (``--quick-share``, default 0.3) is entered with "Play now": a
+two-seat quick-play lobby of the kind picked (fast speed; the opener allows autopilot seats), which
+the server starts once full, or once its wait (``ARCHIPELAGO_QUICK_WAIT_FAST_S``) is over with
+autopilot seats; nobody calls StartGame. A quick-play game has the server's default length (not the
+short options of the games created here). ``--public-share`` (default 0.5) of the games created are
+public (quick-play games always are): spectators follow public games only. ``--spectator-share``
+(default 0.1) of the users are spectators.
 
 Run against ``make run`` (gRPC on 50051, HTTP on 8080) or any gateway::
 
@@ -75,7 +91,14 @@ from locust.env import Environment
 
 grpc_gevent.init_gevent()  # after locust's monkey patching, before any gRPC object
 
-from archipelago.v1 import game_pb2, game_pb2_grpc, lobby_pb2, lobby_pb2_grpc  # noqa: E402
+from archipelago.v1 import (  # noqa: E402
+    community_pb2,
+    community_pb2_grpc,
+    game_pb2,
+    game_pb2_grpc,
+    lobby_pb2,
+    lobby_pb2_grpc,
+)
 from client.games import GAMES, game_client  # noqa: E402
 
 LATE = {"ABORTED", "FAILED_PRECONDITION"}  # a move that lost the race with the close (the step) or the end
@@ -89,6 +112,7 @@ GIVE_UP_S = 600.0  # a game not over by then is left (the Watch's deadline: this
 DEFAULT_CHANNELS = 16
 #: gRPC players started in this locust process (each may hold one thread of the hub's threadpool)
 GRPC_PLAYERS = [0]
+QUICK_SHARE, PUBLIC_SHARE, SPECTATOR_SHARE = 0.3, 0.5, 0.1  # the defaults of the options below
 
 
 @events.init_command_line_parser.add_listener  # type: ignore[untyped-decorator]
@@ -99,6 +123,28 @@ def _arguments(parser: Any) -> None:
     parser.add_argument("--deadline", type=float, default=30.0, help="round deadline of created games (s)")
     parser.add_argument("--grpc-channels", type=int, default=DEFAULT_CHANNELS,
                         help=f"gRPC channels (TCP connections) the gRPC players share ({DEFAULT_CHANNELS})")
+    parser.add_argument("--quick-share", type=float, default=QUICK_SHARE,
+                        help=f"share of the players' games entered with Play now (QuickPlay) ({QUICK_SHARE})")
+    parser.add_argument("--public-share", type=float, default=PUBLIC_SHARE,
+                        help=f"share of the games created that are public: spectators see them ({PUBLIC_SHARE})")
+    parser.add_argument("--spectator-share", type=float, default=SPECTATOR_SHARE,
+                        help=f"share of the users that are spectators ({SPECTATOR_SHARE})")
+
+
+def share(env: Environment, name: str, default: float, below_one: bool = False) -> float:
+    """The option ``name`` (a share: 0 ≤ x ≤ 1, or < 1 with ``below_one``); ValueError naming it otherwise."""
+    value = float(getattr(env.parsed_options, name, default) if env.parsed_options is not None else default)
+    if not 0.0 <= value <= 1.0 or (below_one and value >= 1.0):
+        raise ValueError(f"--{name.replace('_', '-')}: a share ≥ 0 and {'< 1' if below_one else '≤ 1'}, got {value}")
+    return value
+
+
+@events.init.add_listener  # type: ignore[untyped-decorator]
+def _weights(environment: Environment, **_kw: Any) -> None:
+    """Spectators are ``--spectator-share`` of the users (the players' weights stay as they are)."""
+    Spectator.weight = spectator_weight(share(environment, "spectator_share", SPECTATOR_SHARE, below_one=True))
+    for name, default in (("quick_share", QUICK_SHARE), ("public_share", PUBLIC_SHARE)):
+        share(environment, name, default)  # (checked once, at the start)
 
 
 def game_mix(text: str) -> dict[str, float]:
@@ -166,6 +212,7 @@ class Game:
         self.wake = Event()
         self.since = time.monotonic()
         self.code = ""
+        self.quick = False  # a quick-play game: the server starts it, nobody calls StartGame
         self.refused_at = -1  # the version at which a move was too late: the next move waits for an update
 
 
@@ -179,12 +226,38 @@ def deadline(env: Environment) -> float:
     return float(getattr(env.parsed_options, "deadline", 30.0))
 
 
+def play_now(env: Environment) -> bool:
+    """This game is entered with "Play now" (a ``--quick-share`` of them)."""
+    return random.random() < float(getattr(env.parsed_options, "quick_share", QUICK_SHARE))
+
+
+def public(env: Environment) -> bool:
+    """The game about to be created is public (a ``--public-share`` of them)."""
+    return random.random() < float(getattr(env.parsed_options, "public_share", PUBLIC_SHARE))
+
+
+QUICK_SEATS = 2  # a quick-play lobby's seats (as the games created here: its players find each other)
+
+
+def quick_game(kind: str, got: Any) -> Game:
+    """The Game of a QuickPlayResponse (a message or its JSON mapping)."""
+    def field(name: str) -> Any:
+        return got.get(name) if isinstance(got, dict) else getattr(got, name)
+
+    game = Game(kind, str(field("game_id")), str(field("secret")), int(field("seat") or 0), QUICK_SEATS)
+    game.quick, game.code = True, str(field("code") or "")
+    status = field("status")
+    game.started = status in (lobby_pb2.GAME_STATUS_RUNNING, "GAME_STATUS_RUNNING")  # this seat filled it
+    return game
+
+
 LOBBY_WAIT_S = 10.0  # a host whose lobby has not filled by then starts with autopilot seats
 
 
 def time_to_start(game: Game) -> bool:
-    """The host starts once every seat is taken or after ``LOBBY_WAIT_S``; its lobby then leaves the list."""
-    if game.seat != 0 or (game.joined < game.seats and time.monotonic() - game.since <= LOBBY_WAIT_S):
+    """The host starts once every seat is taken or after ``LOBBY_WAIT_S``; its lobby then leaves the list
+    (never a quick-play game's: the server starts it)."""
+    if game.quick or game.seat != 0 or (game.joined < game.seats and time.monotonic() - game.since <= LOBBY_WAIT_S):
         return False
     for entry in list(LOBBIES[game.kind]):
         if entry[0] == game.code:
@@ -277,6 +350,14 @@ class GrpcPlayer(User):
         game: Any = game_pb2_grpc.GameStub(self.channel)  # type: ignore[no-untyped-call]
         return lobby, game
 
+    def quick_play(self, kind: str) -> Game:
+        """Play now: a seat in a quick-play lobby of ``kind`` (the opener allows autopilot seats)."""
+        community: Any = community_pb2_grpc.CommunityStub(self.channel)  # type: ignore[no-untyped-call]
+        got = self.call("QuickPlay", community.QuickPlay, community_pb2.QuickPlayRequest(
+            game=kind, speed=lobby_pb2.SPEED_FAST, seats=QUICK_SEATS, nickname=f"q{uuid.uuid4().hex[:8]}",
+            request_id=uuid.uuid4().hex, allow_autopilot=True))
+        return quick_game(kind, got)
+
     def follow(self, game: Game) -> None:
         """The Watch stream (a greenlet): resumes from the last seq when the player comes back."""
         _, stub = self.stubs()
@@ -296,30 +377,34 @@ class GrpcPlayer(User):
         finally:
             game.wake.set()
 
-    @task
-    def play_a_game(self) -> None:
-        kind = pick_kind(self.environment)
+    def take_a_seat(self, kind: str) -> Game:
+        """Play now (a ``--quick-share`` of the games), else join an open lobby of this process by code,
+        else create a game (and list its lobby)."""
+        if play_now(self.environment):
+            return self.quick_play(kind)
         lobby, _ = self.stubs()
         seats = 2
         code = take_lobby(kind)
-        joined = None
         if code is not None:
             try:  # the host may have started with autopilot seats meanwhile: too late, then make one
                 joined = self.call("JoinGame", lobby.JoinGame, lobby_pb2.JoinGameRequest(
                     code=code, nickname=f"p{uuid.uuid4().hex[:8]}", request_id=uuid.uuid4().hex), late_ok=True)
+                return Game(kind, joined.game_id, joined.secret, joined.seat, seats)
             except grpc.RpcError as err:
                 if err.code().name not in LATE:
                     raise
-        if joined is not None:
-            game = Game(kind, joined.game_id, joined.secret, joined.seat, seats)
-        else:
-            options: dict[str, Any] = dict(game_client(kind).load_options())
-            made = self.call("CreateGame", lobby.CreateGame, lobby_pb2.CreateGameRequest(
-                game=kind, seats=seats, nickname=f"h{uuid.uuid4().hex[:8]}",
-                deadline_seconds=deadline(self.environment), request_id=uuid.uuid4().hex, **options))
-            game = Game(kind, made.game_id, made.secret, 0, seats)
-            game.code = made.code
-            LOBBIES[kind].append([made.code, seats - 1])
+        options: dict[str, Any] = dict(game_client(kind).load_options())
+        made = self.call("CreateGame", lobby.CreateGame, lobby_pb2.CreateGameRequest(
+            game=kind, seats=seats, nickname=f"h{uuid.uuid4().hex[:8]}", public=public(self.environment),
+            deadline_seconds=deadline(self.environment), request_id=uuid.uuid4().hex, **options))
+        game = Game(kind, made.game_id, made.secret, 0, seats)
+        game.code = made.code
+        LOBBIES[kind].append([made.code, seats - 1])
+        return game
+
+    @task
+    def play_a_game(self) -> None:
+        game = self.take_a_seat(pick_kind(self.environment))
         self.followers.spawn(self.follow, game)
         try:
             self.play(game)
@@ -373,13 +458,14 @@ class GrpcPlayer(User):
         self.followers.spawn(self.follow, game)
 
 
-class WebPlayer(HttpUser):
-    """A player on the JSON door, with Watch on a WebSocket (``--host`` is the gateway's HTTP URL)."""
+class JsonUser(HttpUser):
+    """A user of the JSON door (``--host`` is the gateway's HTTP URL)."""
 
-    wait_time = between(1, 3)
-    weight = 1
+    abstract = True
 
     def post(self, rpc: str, body: dict[str, Any], secret: str = "", *, late_ok: bool = False) -> dict[str, Any]:
+        """``POST /v1/{rpc}`` (a row named ``rpc``): the answer; a refusal is a failure (raised) unless
+        ``late_ok`` and it lost a race with the game's close or end (then {})."""
         headers = {"authorization": f"Bearer {secret}"} if secret else {}
         with self.client.post(f"/v1/{rpc}", json=body, headers=headers, name=rpc, catch_response=True) as r:
             if r.status_code == 200:
@@ -396,10 +482,20 @@ class WebPlayer(HttpUser):
             r.failure(f"{r.status_code} {r.text[:200]}")
             raise RuntimeError(f"{rpc}: {r.status_code}")
 
+    def ws_url(self, path: str) -> str:
+        return str(self.host).replace("http", "ws", 1) + path
+
+
+class WebPlayer(JsonUser):
+    """A player on the JSON door, with Watch on a WebSocket."""
+
+    wait_time = between(1, 3)
+    weight = 1
+
     def follow(self, game: Game) -> None:
         from websockets.sync.client import connect
 
-        url = str(self.host).replace("http", "ws", 1) + "/v1/Game/Watch"
+        url = self.ws_url("/v1/Game/Watch")
         start = time.perf_counter()
         try:
             # (no keepalive pings: the server needs none, and 200 players on one core have better to do)
@@ -423,24 +519,30 @@ class WebPlayer(HttpUser):
         finally:
             game.wake.set()
 
-    @task
-    def play_a_game(self) -> None:
-        kind = pick_kind(self.environment)
+    def take_a_seat(self, kind: str) -> Game:
+        """As :meth:`GrpcPlayer.take_a_seat`, on the JSON door."""
+        if play_now(self.environment):
+            return quick_game(kind, self.post("Community/QuickPlay", {
+                "game": kind, "speed": "SPEED_FAST", "seats": QUICK_SEATS, "nickname": f"q{uuid.uuid4().hex[:8]}",
+                "request_id": uuid.uuid4().hex, "allow_autopilot": True}))
         code = take_lobby(kind)
-        joined: dict[str, Any] = {}
         if code is not None:  # (empty when the host started meanwhile: then make one)
             joined = self.post("Lobby/JoinGame", {"code": code, "nickname": f"w{uuid.uuid4().hex[:8]}"}, late_ok=True)
-        if joined:
-            game = Game(kind, joined["game_id"], joined["secret"], int(joined.get("seat", 0)), 2)
-        else:
-            body: dict[str, Any] = {"game": kind, "seats": 2, "nickname": f"w{uuid.uuid4().hex[:8]}",
-                                    "deadline_seconds": deadline(self.environment)}
-            for member, message in game_client(kind).load_options().items():
-                body[member] = json_format.MessageToDict(message, preserving_proto_field_name=True)
-            made = self.post("Lobby/CreateGame", body)
-            game = Game(kind, made["game_id"], made["secret"], 0, 2)
-            game.code = made["code"]
-            LOBBIES[kind].append([made["code"], 1])
+            if joined:
+                return Game(kind, joined["game_id"], joined["secret"], int(joined.get("seat", 0)), 2)
+        body: dict[str, Any] = {"game": kind, "seats": 2, "nickname": f"w{uuid.uuid4().hex[:8]}",
+                                "deadline_seconds": deadline(self.environment), "public": public(self.environment)}
+        for member, message in game_client(kind).load_options().items():
+            body[member] = json_format.MessageToDict(message, preserving_proto_field_name=True)
+        made = self.post("Lobby/CreateGame", body)
+        game = Game(kind, made["game_id"], made["secret"], 0, 2)
+        game.code = made["code"]
+        LOBBIES[kind].append([made["code"], 1])
+        return game
+
+    @task
+    def play_a_game(self) -> None:
+        game = self.take_a_seat(pick_kind(self.environment))
         self._closing = False
         watcher = gevent.spawn(self.follow, game)
         try:
@@ -478,3 +580,71 @@ class WebPlayer(HttpUser):
                     game.refused_at = view.version  # too late ({}): the next move waits for an update
                 continue
             game.wake.wait(timeout=max(5.0, deadline(self.environment)))
+
+
+def spectator_weight(spectators: float) -> float:
+    """The Spectator class's weight that makes spectators ``spectators`` of the users (0 ≤ share < 1)."""
+    return (GrpcPlayer.weight + WebPlayer.weight) * spectators / (1.0 - spectators)
+
+
+class Spectator(JsonUser):
+    """A spectator on the JSON door: picks a running public game from ListLiveGames, reads its spectator
+    view and follows it on the Spectate WebSocket from that view's seq until its game_over (its seqs
+    checked: each one the last one + 1); then picks another."""
+
+    wait_time = between(1, 3)
+    weight = spectator_weight(SPECTATOR_SHARE)  # (set from --spectator-share at locust's init)
+
+    @task
+    def follow_a_game(self) -> None:
+        live = self.post("Community/ListLiveGames", {})
+        running = [g["summary"] for g in live.get("games") or ()
+                   if (g.get("summary") or {}).get("status") == "GAME_STATUS_RUNNING"]
+        if not running:
+            return  # (none yet: look again after the wait)
+        summary = random.choice(running)
+        view = self.post("Community/GetSpectatorView", {"game_id": summary["game_id"]})
+        if view.get("status") == "GAME_STATUS_RUNNING":  # (else it ended meanwhile: pick another)
+            self.spectate(str(summary["game_id"]), str(summary.get("game", "")), int(view.get("seq") or 0))
+
+    def row(self, name: str, length: int = 0, exception: Exception | None = None, started: float = 0.0) -> None:
+        self.environment.events.request.fire(
+            request_type="ws", name=name, response_length=length, exception=exception, context={},
+            response_time=(time.perf_counter() - started) * 1000 if started else 0)
+
+    def spectate(self, game_id: str, kind: str, after_seq: int) -> None:
+        """Follow ``game_id`` from ``after_seq`` until its game_over (at most ``GIVE_UP_S``): a row per
+        update, a failure row per gap in its seqs, and for a stream that fails or ends early."""
+        from websockets.sync.client import connect
+
+        last, over = after_seq, False
+        give_up = time.monotonic() + GIVE_UP_S
+        start = time.perf_counter()
+        try:
+            with connect(self.ws_url("/v1/Community/Spectate"), max_size=2**22, open_timeout=60, close_timeout=5,
+                         ping_interval=None) as ws:
+                ws.send(json.dumps({"game_id": game_id, "after_seq": str(after_seq)}))
+                while not over and (left := give_up - time.monotonic()) > 0:
+                    try:
+                        raw = ws.recv(timeout=left)
+                    except TimeoutError:
+                        return  # a game longer than GIVE_UP_S: left, as a player leaves it
+                    u = json.loads(raw)
+                    if "error" in u:
+                        raise RuntimeError(str(u["error"]))
+                    self.row("Spectate update", len(raw))
+                    seq, what = int(u.get("seq") or 0), str(u.get("kind", ""))
+                    if what == "resync":  # (history before it no longer kept: said, so not a gap)
+                        last = seq
+                    elif seq:  # (0: a player's presence, no seq)
+                        if seq != last + 1:
+                            self.row("Spectate gap", exception=RuntimeError(
+                                f"game {game_id}: seq {seq} after {last} (from after_seq {after_seq})"))
+                        last = max(last, seq)
+                    over = what == "game_over"
+        except Exception as exc:  # a refused, failed or closed stream before game_over
+            self.row("Spectate", exception=exc, started=start)
+            return
+        if over:
+            self.environment.events.request.fire(request_type="game", name=f"{kind} spectated to the end",
+                                                 response_time=0, response_length=0, exception=None, context={})
