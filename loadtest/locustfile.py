@@ -37,9 +37,11 @@ the host's name on port 50051). ``--games`` (env ``ARCHIPELAGO_LOAD_GAMES``) is 
 created, ``kind=share,...`` (default ``salvo=0.7,archipelago=0.2,arcmage=0.1``; shares are relative);
 ``--deadline`` is the round (Arcmage: turn) deadline of the games created (default 30 s: a round
 closes early once every connected player is done; an Arcmage step moves on as soon as its seats
-have acted). The gateway's per-address lobby limits are meant for people, not for one machine
-playing thousands: run the server with ``ARCHIPELAGO_RATE_LIMITS=off`` (or raise
-``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_OPEN_LOBBIES``).
+have acted). The gateway's per-address lobby, read and spectator limits are meant for people, not
+for one machine playing thousands: run the server with ``ARCHIPELAGO_RATE_LIMITS=off`` (or raise
+``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_OPEN_LOBBIES``, ``ARCHIPELAGO_READS_PER_MIN`` and
+``ARCHIPELAGO_SPECTATE_PER_ADDRESS``). A short ``ARCHIPELAGO_QUICK_WAIT_FAST_S`` (the smoke test: 5 s)
+keeps the last quick player of a run from waiting the default 300 s for its lobby to fill.
 
 gRPC under gevent (issue 24). With ``init_gevent()`` grpcio waits for every completion queue in a
 thread of gevent's hub threadpool (10 threads unless raised): a blocking unary call holds one for the
