@@ -23,19 +23,20 @@ Unary = Callable[[PlayerAPI, Message, str], Awaitable[Message]]
 Streaming = Callable[[PlayerAPI, Message, str], Awaitable[AsyncGenerator[game_pb2.Update, None]]]
 
 
-async def create_game(api: PlayerAPI, req: lobby_pb2.CreateGameRequest, _secret: str) -> Message:
+async def create_game(api: PlayerAPI, req: lobby_pb2.CreateGameRequest, secret: str) -> Message:
     options = convert.options_dict(req)  # also checks the game kind
     made = await api.create(game=req.game, seats=req.seats, nickname=req.nickname, public=req.public,
                             speed=convert.speed_name(req.speed), deadline_seconds=req.deadline_seconds,
-                            options=options, request_id=req.request_id)
+                            options=options, request_id=req.request_id, profile_secret=secret)
     return lobby_pb2.CreateGameResponse(**made)
 
 
-async def join_game(api: PlayerAPI, req: lobby_pb2.JoinGameRequest, _secret: str) -> Message:
+async def join_game(api: PlayerAPI, req: lobby_pb2.JoinGameRequest, secret: str) -> Message:
     which = req.WhichOneof("options")
     options = {which: convert.to_dict(getattr(req, which))} if which else None
     return lobby_pb2.JoinGameResponse(**await api.join(code=req.code, nickname=req.nickname,
-                                                       request_id=req.request_id, options=options))
+                                                       request_id=req.request_id, options=options,
+                                                       profile_secret=secret))
 
 
 async def start_game(api: PlayerAPI, req: lobby_pb2.StartGameRequest, secret: str) -> Message:

@@ -376,7 +376,8 @@ class ActorCore:
         self.current_step = STEP_OVER
         self.submissions = {}
         self.keys = {}
-        self._push("game_over", round_=final_round, status=OVER, data={"outcome": self.outcome})
+        if not self._holds_game_over():  # a rated game's game_over waits for its ratings (actor_ratings)
+            self._push("game_over", round_=final_round, status=OVER, data={"outcome": self.outcome})
         self.on_deadline(self.game_id, None)
         return True
 
@@ -402,7 +403,10 @@ class ActorCore:
         self.on_deadline(self.game_id, None)
 
     async def _retire(self) -> None:
-        """The game is over: its keys leave Redis after the retention time (idempotent)."""
+        """The game is over: its result goes to its profiles (ratings, history; a rated game's game_over
+        then), and its keys leave Redis after the retention time (idempotent)."""
+        if not await self._record_result():  # (a store failure: retried later, the game not retired yet)
+            return
         await self._publish_summary()  # the public summary says so (ListGames, Rejoin, operators)
         await self.store.retire(self.game_id, code=self.code, secret_hashes=[s.secret_hash for s in self.seats],
                                 retention_s=self.retention.retention_s)
@@ -504,6 +508,12 @@ class ActorCore:
             self._push_step()
 
     # ------------------------------------------------------------------ implemented by the parts
+    def _holds_game_over(self) -> bool:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    async def _record_result(self) -> bool:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
     async def _notify_entry(self, version: int) -> None:
         raise NotImplementedError  # (a part of GameActor implements it)
 

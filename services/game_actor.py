@@ -51,6 +51,7 @@ from services.actor_core import (
 )
 from services.actor_lobby import LobbyPart
 from services.actor_notify import NotifyPart
+from services.actor_ratings import RatingsPart
 from services.actor_reads import ReadsPart
 from services.actor_rounds import RoundsPart
 from services.actor_steps import StepsPart
@@ -58,7 +59,7 @@ from services.actor_steps import StepsPart
 log = logging.getLogger(__name__)
 
 
-class GameActor(LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart):
+class GameActor(RatingsPart, LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart):
     """One game. Not a Ray actor: a plain object hosted (thousands at a time) by a GameShard.
 
     Its parts, one job each: :class:`services.actor_core.ActorCore` (state from the journal, the
@@ -66,7 +67,8 @@ class GameActor(LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart):
     :class:`~services.actor_rounds.RoundsPart` (simultaneous rounds),
     :class:`~services.actor_steps.StepsPart` (turns and windows), :class:`~services.actor_reads.ReadsPart`
     (views, updates, operator reads), :class:`~services.actor_notify.NotifyPart` (notifications and the
-    deadline warning); here what spans them: presence and the deadline."""
+    deadline warning), :class:`~services.actor_ratings.RatingsPart` (a finished game's ratings and its
+    profiles' history); here what spans them: presence and the deadline."""
 
     async def presence_changed(self) -> None:
         async with self.lock:
@@ -77,8 +79,12 @@ class GameActor(LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart):
                     await self._retire()
 
     async def deadline_passed(self) -> bool:
-        """Called by the shard's timer; closes the round (or expires the lobby) if its deadline passed."""
+        """Called by the shard's timer; closes the round (or expires the lobby) if its deadline passed (a
+        game over: records its result, if a store failure held it back — services.actor_ratings)."""
         async with self.lock:
+            if self.status == OVER:  # (woken: a finished game's result a store failure held back)
+                await self._record_pending()
+                return False
             if self.status == OVER or self.deadline_ms is None:
                 return False
             if self.now_ms() < self.deadline_ms:  # woken before it: the deadline warning

@@ -352,8 +352,9 @@ class ShardCore(ShardApi):
         async with self.using(game_id) as actor:
             if max(min_version, actor.writing) > actor.version:
                 await actor.wait_version(min_version)
+            # (a rated game is over once its game_over update exists: after its "rated" entry)
             return {"updates": actor.updates_since(seat, after_seq), "version": actor.version,
-                    "over": actor.status == "over"}
+                    "over": actor.status == "over" and not actor.rating_due}
 
     async def set_standing(self, game_id: str, seat: int, standing: dict[str, Any], key: str) -> dict[str, Any]:
         async with self.using(game_id) as actor:
