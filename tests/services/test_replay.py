@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -357,3 +359,24 @@ def test_records_that_do_not_replay_name_the_record(finished_records: list[dict[
         Replay(finished_records[1:])
     with pytest.raises(ReplayError, match=r"after the game's end"):
         Replay([*finished_records, finished_records[-1]])
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "replay-format.md"
+
+
+def test_the_format_doc_names_every_record_kind_and_field_and_its_example_replays() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    sections = re.split(r"^### ", text, flags=re.M)
+    for op, fields in RECORD_FIELDS.items():
+        section = next((s for s in sections if s.startswith(f"`{op}`")), None)
+        assert section is not None, f"no section for {op}"
+        for f in fields:
+            assert f in ("op", "at") or f"| `{f}` |" in section, (op, f)
+    assert "Every record has `at`" in text and FORMAT in text
+    example = text.split("## Example", 1)[1]
+    block = example.split("```", 2)[1]
+    records, _ = parse_export(block)
+    said = re.search(r"state hash: ([0-9a-f]{64})", example)
+    assert said and Replay(records).state_hash == said[1]
+    assert Replay(records).frames == 2 and Replay(records).outcome == {
+        "winners": [], "draw": True, "reason": "max_rounds", "scores": [0, 0]}
