@@ -47,9 +47,8 @@ async def quick_play(api: PlayerAPI, req: cp.QuickPlayRequest, secret: str) -> M
 async def list_live_games(api: PlayerAPI, req: cp.ListLiveGamesRequest, _secret: str) -> Message:
     games = await api.live_games(req.game)
     return cp.ListLiveGamesResponse(games=[
-        cp.LiveGame(summary=convert.summary_message(g["summary"]), round=g["round"],
-                    started_unix_ms=g["started_unix_ms"], spectators=g["spectators"],
-                    players=[game_pb2.PlayerInfo(**p) for p in g["players"]]) for g in games])
+        cp.LiveGame(summary=convert.summary_message(g["summary"]), started_unix_ms=g["started_unix_ms"],
+                    spectators=g["spectators"], players=[game_pb2.PlayerInfo(**p) for p in g["players"]]) for g in games])
 
 
 async def get_spectator_view(api: PlayerAPI, req: cp.GetSpectatorViewRequest, _secret: str) -> Message:

@@ -353,7 +353,10 @@ class ActorCore:
             else:
                 seqs.append(0)
         public = 0
-        if all(seqs):  # every seat receives it: a spectator does too
+        chat = kw.get("chat")
+        if all(seqs) and not (chat and chat.get("to") is not None):
+            # every seat receives it, and it is no chat to one seat (private even when its sender and
+            # addressee are every seat): a spectator receives it too (engine.base.Event.is_public)
             self.public_seq += 1
             public = self.public_seq
         self.updates.append(UpdateRecord(version=self.version, kind=kind, round=round_, seqs=tuple(seqs),

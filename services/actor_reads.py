@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.base import (
     expected_players,
+    public_events,
 )
 from engine.errors import (
     NotFound,
@@ -80,8 +81,7 @@ class ReadsPart(ActorCore):
             "players": self._players(connected, done),
         }
         if self.state is not None:
-            everyone = frozenset(range(self.seats_total))
-            public = [e for e in self.last_events if e.audience is None or everyone <= e.audience]
+            public = public_events(self.last_events, self.seats_total)
             out["step"] = self._step_dict()
             out["view"] = engine.spectator_view(self.state, public)
             if self.status == OVER and self.outcome is not None and out["view"].get("outcome") is None:

@@ -18,3 +18,17 @@ def until(check: Callable[[], Any], what: str, timeout_s: float = 20.0, every_s:
             return got
         assert time.monotonic() < end, f"timed out waiting for {what}"
         time.sleep(every_s)
+
+
+async def until_async(check: Callable[[], Any], what: str, timeout_s: float = 20.0, every_s: float = 0.05) -> Any:
+    """:func:`until` inside an event loop: the loop runs on while it waits (the condition is polled,
+    never slept on blindly)."""
+    import asyncio
+
+    end = time.monotonic() + timeout_s
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        await asyncio.sleep(every_s)
