@@ -48,7 +48,8 @@ async def list_live_games(api: PlayerAPI, req: cp.ListLiveGamesRequest, _secret:
     games = await api.live_games(req.game)
     return cp.ListLiveGamesResponse(games=[
         cp.LiveGame(summary=convert.summary_message(g["summary"]), started_unix_ms=g["started_unix_ms"],
-                    spectators=g["spectators"], players=[game_pb2.PlayerInfo(**p) for p in g["players"]]) for g in games])
+                    spectators=g["spectators"], players=[game_pb2.PlayerInfo(**p) for p in g["players"]])
+        for g in games])
 
 
 async def get_spectator_view(api: PlayerAPI, req: cp.GetSpectatorViewRequest, _secret: str) -> Message:

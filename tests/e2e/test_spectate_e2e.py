@@ -30,10 +30,10 @@ from client.bot import choose_orders
 from client.views import orders_message
 from engine import get_game
 from engine.base import public_events
+from tests.aio import bounded
 from tests.conftest import Cluster
 from tests.e2e.helpers import connected, placement, replay_journal, rpc_error, wait_update
 from tests.engine.test_spectator import leaks
-from tests.aio import bounded
 from tests.waits import until_async
 
 pytestmark = pytest.mark.e2e
