@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from archipelago.v1 import game_pb2, lobby_pb2
+from archipelago.v1 import archipelago_pb2 as A
+from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2
 from client.base import BaseClient
+from client.bot import play_seat
 from tests.conftest import Cluster
 from tests.e2e.helpers import (
     FLEET_SQUARES,
@@ -157,3 +159,34 @@ async def test_a_private_games_replay_is_for_its_players(cluster: Cluster, conne
         assert other_seat.view.salvo == views[1][1 - seat].salvo
         exported = await player.export_game(game.game_id)
         assert exported.state_hash and len(exported.records) == 3 + 3 * FRAMES
+
+
+@pytest.mark.parametrize("kind", ["archipelago", "arcmage"])
+async def test_every_kind_of_game_exports_to_the_shards_state_hash(cluster: Cluster, connect: Connect,
+                                                                  kind: str, tmp_path: Path) -> None:
+    """An Archipelago and an Arcmage game (the host's seat played by the bot, the others autopilot seats)
+    exported and replayed by `archipelago replay` to the shard's hash; the last frame the host's last view."""
+    host = connect()
+    options: dict[str, Any] = ({"archipelago": A.ArchipelagoOptions(max_rounds=2)} if kind == "archipelago"
+                               else {"arcmage": arcmage_pb2.ArcmageOptions(max_rounds=2)})
+    created = await host.create(kind, seats=3 if kind == "archipelago" else 2, nickname="host", public=True,
+                                deadline_seconds=60, **options)
+    await host.start(created.game_id, fill=True)
+    final = await asyncio.wait_for(play_seat(host, created.game_id, log=lambda _m: None), timeout=240)
+    assert final.status == lobby_pb2.GAME_STATUS_OVER
+    exported = await connect().export_game(created.game_id)
+    live = (await cluster.api.router.game(created.game_id).state_hash(created.game_id))["hash"]
+    assert exported.state_hash == live
+    records = [json.loads(r) for r in exported.records]
+    steps = sum(1 for r in records if r["op"] == ("close" if kind == "archipelago" else "action"))
+    last = await connect().replay(created.game_id, steps, 0)
+    assert last.frames == steps and last.view.status == lobby_pb2.GAME_STATUS_OVER
+    shown, had = getattr(last.view, kind), getattr(final, kind)
+    if kind == "arcmage":  # a frame shows its action's events; a live Arcmage view none
+        shown.ClearField("events")
+        had.ClearField("events")
+    assert shown == had  # the host's last view, as it had it
+    path = tmp_path / "game.jsonl"
+    path.write_text("\n".join(exported.records) + "\n", encoding="utf-8")
+    code, out = await run("replay", str(path), timeout=120)
+    assert code == 0 and re.search(rf"^state hash: {live}$", out, re.M), out
