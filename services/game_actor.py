@@ -90,9 +90,8 @@ class GameActor(RatingsPart, LobbyPart, RoundsPart, StepsPart, ReadsPart, Notify
             if self.now_ms() < self.deadline_ms:  # woken before it: the deadline warning
                 await self._maybe_warn()
                 return False
-            if self.status == LOBBY:
-                await self._commit({"op": "expire", "at": self.now_ms()})
-                await self._retire()
+            if self.status == LOBBY:  # it expires (a quick-play lobby may start instead)
+                await self._lobby_deadline()
                 return True
             step = self._turn_step()
             if step is not None:
