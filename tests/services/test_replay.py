@@ -380,3 +380,13 @@ def test_the_format_doc_names_every_record_kind_and_field_and_its_example_replay
     assert said and Replay(records).state_hash == said[1]
     assert Replay(records).frames == 2 and Replay(records).outcome == {
         "winners": [], "draw": True, "reason": "max_rounds", "scores": [0, 0]}
+
+
+def test_a_rated_games_rating_changes_come_after_its_end(finished_records: list[dict[str, Any]]) -> None:
+    rated = {"op": "rated", "ratings": [{"seat": 0, "handle": "Ann", "before": 0.0, "after": 1.5, "mu": 27.1,
+                                          "sigma": 7.9}], "at": 9}
+    plain, with_ratings = Replay(finished_records), Replay([*finished_records, rated])
+    assert with_ratings.state_hash == plain.state_hash and with_ratings.frames == plain.frames
+    assert json.loads(with_ratings.export()["records"][-1]) == rated
+    with pytest.raises(ReplayError, match=r"\(rated\): only while the game is over \(it is running\)"):
+        Replay([*finished_records[:-1], rated, finished_records[-1]])
