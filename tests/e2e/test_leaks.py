@@ -239,6 +239,17 @@ class Recorder(BaseClient):
             self.keep_error("Watch", err, before)
             raise
 
+    async def spectate(self, game_id: str, after_seq: int = 0) -> AsyncGenerator[game_pb2.Update, None]:
+        before = self.as_of
+        try:
+            async with contextlib.aclosing(self.inner.spectate(game_id, after_seq)) as stream:
+                async for u in stream:
+                    self.keep("Spectate", u)
+                    yield u
+        except ApiError as err:
+            self.keep_error("Spectate", err, before)
+            raise
+
     def with_secret(self, secret: str) -> Recorder:
         return Recorder(self.inner.with_secret(secret), self.who, self.cap)
 
@@ -249,15 +260,16 @@ class Recorder(BaseClient):
 class Follower:
     """A player's Watch stream from the start (it counts as connected, A17), kept until it ends."""
 
-    def __init__(self, client: Recorder, game_id: str) -> None:
+    def __init__(self, client: Recorder, game_id: str, spectator: bool = False) -> None:
         self.updates: list[game_pb2.Update] = []
         self.changed = asyncio.Event()
-        self.task = asyncio.get_running_loop().create_task(self._run(client, game_id))
+        self.task = asyncio.get_running_loop().create_task(self._run(client, game_id, spectator))
         client.cap.tasks.append(self.task)
 
-    async def _run(self, client: Recorder, game_id: str) -> None:
+    async def _run(self, client: Recorder, game_id: str, spectator: bool) -> None:
         try:
-            async with contextlib.aclosing(client.watch(game_id, 0)) as stream:
+            stream_of = client.spectate if spectator else client.watch  # (a spectator's Spectate stream)
+            async with contextlib.aclosing(stream_of(game_id, 0)) as stream:
                 async for u in stream:
                     self.updates.append(u)
                     self.changed.set()
@@ -471,7 +483,7 @@ async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
     create_id, join_id = secrets.token_hex(16), secrets.token_urlsafe(24)
     needles.add("Salvo host's request id", create_id)
     needles.add("Salvo guest's request id", join_id)
-    options = {"seats": 2, "nickname": "host", "deadline_seconds": 600, "request_id": create_id}
+    options = {"seats": 2, "nickname": "host", "deadline_seconds": 600, "request_id": create_id, "public": True}
     created = await host.create("salvo", **options)
     sid = created.game_id
     needles.add("Salvo host's secret", created.secret)
@@ -485,6 +497,10 @@ async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
     token = (await guest.create_agent_token(sid, "leak test")).token
     needles.add("Salvo guest's agent token", token)
     followers["salvo/0"], followers["salvo/1"] = Follower(host, sid), Follower(guest, sid)
+    # a spectator of this public game (community.proto): checked as the players are, against what is
+    # hidden from either player
+    spectator = cap.client(cluster, "web", "salvo/spectator")
+    followers["salvo/spectator"] = Follower(spectator, sid, spectator=True)
     await cap.notify_me(host, "salvo/0", sid, needles)
     await cap.notify_me(guest, "salvo/1", sid, needles)
     await host.start(sid)
@@ -552,6 +568,7 @@ async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
             assert (await agent.view(sid)).you == 1
             await host.chat(sid, "good luck")
             await guest.chat(sid, "you too, host", to=0)
+            assert (await spectator.spectator_view(sid)).you == -1
         if round_ == 2:  # S5: a square shot before is refused, naming it
             err = await rpc_error(guest.submit(sid, (await guest.view(sid)).version, salvo=salvo_pb2.SalvoOrders(
                 shots=["B4"])))
@@ -562,6 +579,7 @@ async def play(cluster: Cluster, cap: Capture, needles: Needles) -> Played:
         await salvo_round(salvo_pb2.SalvoOrders(shots=mine), salvo_pb2.SalvoOrders(shots=theirs), extras)
     for client in (host, guest):
         assert (await client.view(sid)).status == lobby_pb2.GAME_STATUS_OVER
+    assert (await spectator.spectator_view(sid)).status == lobby_pb2.GAME_STATUS_OVER  # (the whole game: S8)
 
     # ---- the Archipelago game to its end (chat to one and to all between the orders)
     seats = [p0, p1]
@@ -602,13 +620,16 @@ def check_salvo(received: list[Received], game_id: str, journal: list[dict[str, 
             continue
         if not r.who.startswith("salvo/"):
             continue
-        seat = int(r.who[-1])
+        spectator = r.who == "salvo/spectator"  # no seat: nothing hidden from either player may reach it
+        seat = -1 if spectator else int(r.who[-1])
         msg = r.message
         if isinstance(msg, game_pb2.GetViewResponse) and msg.game_id == game_id:
             if msg.status == lobby_pb2.GAME_STATUS_OVER:  # S8: at the end both fleets are shown
-                assert hidden_named(r.text, squares(final.fleets[1 - seat])) == squares(final.fleets[1 - seat])
+                shown = everything if spectator else squares(final.fleets[1 - seat])
+                assert hidden_named(r.text, shown) == shown
                 continue
             assert not msg.salvo.enemy_fleet and not any(s.HasField("hit") for s in msg.salvo.shots), r
+            assert not (spectator and any(s.squares for s in msg.salvo.fleet)), r
         if isinstance(msg, game_pb2.Update):
             data = json_format.MessageToDict(msg.data)
             assert msg.event_kind != "shot", "salvo mode reports no single shot (S6)"
@@ -618,7 +639,8 @@ def check_salvo(received: list[Received], game_id: str, journal: list[dict[str, 
         if r.what == "MCP get_view":
             view = json.loads(msg.content[0].text)
             assert "enemy_fleet" not in view and all(len(s) == 2 for s in view["your_shots"]), view
-        named = hidden_named(r.text, hidden[min(r.version, len(journal))][seat])
+        now = hidden[min(r.version, len(journal))]
+        named = hidden_named(r.text, now[0] | now[1] if spectator else now[seat])
         assert not named, f"{r.who} received hidden enemy squares {named} at v{r.version}: {r.text[:400]}"
         checked += 1
     return checked
@@ -747,7 +769,11 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
     # spans keep their status unset and carry the code)
     assert any((s.attributes or {}).get("rpc.grpc.status_code") == grpc.StatusCode.UNAUTHENTICATED.value[0]
                for s in new_spans), "refused calls are traced too"
-    assert {r.who for r in cap.received} == {"salvo/0", "salvo/1", "archipelago/0", "archipelago/1", "stranger"}
+    assert {r.who for r in cap.received} == {"salvo/0", "salvo/1", "salvo/spectator", "archipelago/0",
+                                             "archipelago/1", "stranger"}
+    spectated = [r for r in cap.received if r.who == "salvo/spectator"]
+    assert sum(r.what == "Spectate" for r in spectated) > 20, [r.what for r in spectated]
+    assert sum(r.what == "GetSpectatorView" for r in spectated) == 2, [r.what for r in spectated]
 
     # ---- no secret anywhere, no hidden fact to any player
     found = leaks(sources, needles)
@@ -756,6 +782,11 @@ async def test_a3_a80_a85_a90_s6_s8_no_secret_or_hidden_fact_in_any_message_log_
     hidden_at_end = salvo_hidden(salvo_journal)[0][-1][1]  # what the guest never named of the host's fleet
     planted = Received("salvo/1", "synthetic", f'{{"square": "{min(hidden_at_end)}"}}', version=len(salvo_journal))
     with pytest.raises(AssertionError, match="hidden enemy squares"):  # the hidden-fact scan can fail too
+        check_salvo([planted], played.salvo_id, salvo_journal)
+    # ... and for a spectator: the host's own square, hidden from the guest only, is hidden from it too
+    planted = Received("salvo/spectator", "synthetic", f'{{"square": "{min(hidden_at_end)}"}}',
+                       version=len(salvo_journal))
+    with pytest.raises(AssertionError, match="hidden enemy squares"):
         check_salvo([planted], played.salvo_id, salvo_journal)
     checked = check_salvo(cap.received, played.salvo_id, salvo_journal)
     archipelago_journal = await cluster.api.store.journal_read(played.archipelago_id)
