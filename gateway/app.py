@@ -309,7 +309,7 @@ async def serve(*, host: str, grpc_port: int, http_port: int, shards: int, data_
 
     def announce(port: int, web_port: int) -> None:
         public_url = os.environ.get("ARCHIPELAGO_PUBLIC_URL") or f"http://{host}:{web_port}"
-        print(f"gRPC  listening on {host}:{port}  (Lobby, Game, health, reflection)", flush=True)
+        print(f"gRPC  listening on {host}:{port}  (Lobby, Game, Community, health, reflection)", flush=True)
         print(f"HTTP  listening on http://{host}:{web_port}  (JSON API /v1/…, WebSocket /v1/Game/Watch, "
               "MCP /mcp, /healthz, /metrics)", flush=True)
         if gateways > 1:

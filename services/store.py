@@ -3,10 +3,18 @@
 Key schema (all under a configurable prefix, default ``arch:``):
 
 ==============================  ==============================================================
-``g:{game}:journal``            list of JSON journal entries (create, join, start, submit, chat,
-                                close) — the durable history a game reloads from
+``g:{game}:journal``            list of JSON journal entries (create, join, start, submit, standing,
+                                act, action, close, rated, expire, end) — the durable history a game
+                                reloads from
 ``g:{game}:summary``            JSON public summary (for ListGames / Rejoin)
 ``open``                        sorted set of public games open for joining (score: created ms)
+``live``, ``ended``             sorted sets of public games running (score: started ms) and finished
+                                (score: ended ms; one hour, at most 100) for ListLiveGames
+``prf:…``, ``handle:…``,        profiles, ratings, leaderboards, history, the per-game rating marker
+``prfsecret:…``, ``lb:…``,      (see :mod:`services.community_store`)
+``rated:{game}``
+``quick:…``                     quick play: each bucket's lobbies, lock and ticket queue (see the
+                                quick-play methods below)
 ``code:{CODE}``                 game id of a 6-character game code
 ``secret:{sha256}``             JSON {game, seat} of a player secret's hash (never the secret)
 ``agent:{sha256}``              JSON {game, seat, id} of a personal AI agent token's hash (A90)
@@ -24,6 +32,7 @@ Key schema (all under a configurable prefix, default ``arch:``):
 ``server_key``                  random key of the gateways (derives the secrets of retried creates
                                 and joins, so a retry gets the same secret without it being stored)
 ``shards``                      hash shard name -> last heartbeat (Unix ms)
+``shardset``                    hash shard name -> ``active`` | ``draining``: the cluster's shard set
 ``peer:{addr}:lobbies``         sorted set game id -> created ms: lobby games a client address
                                 created and that may still be open (the cap per peer)
 channel ``g:{game}:updates``    "game G is at version V" notices (never secret data)

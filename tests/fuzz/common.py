@@ -25,6 +25,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from archipelago.v1 import community_pb2 as cp
 from archipelago.v1 import game_pb2, lobby_pb2, notify_pb2
 from client.base import BaseClient
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
@@ -50,9 +51,11 @@ MAX_MESSAGE = 400  # README: an error message is at most ~400 characters whateve
 GOOD_STATUSES = {"INVALID_ARGUMENT", "NOT_FOUND", "UNAUTHENTICATED", "PERMISSION_DENIED", "FAILED_PRECONDITION",
                  "RESOURCE_EXHAUSTED", "OUT_OF_RANGE", "ALREADY_EXISTS", "ABORTED"}
 UNARY = sorted(rpc.UNARY)
-RPCS = [*UNARY, "Watch"]
-SERVICE = {**{n: r.service for n, r in rpc.UNARY.items()}, "Watch": "Game"}
-REQUEST: dict[str, type[Message]] = {**{n: r.request for n, r in rpc.UNARY.items()}, "Watch": game_pb2.WatchRequest}
+STREAMS = sorted(rpc.STREAMS)  # Watch, Spectate
+RPCS = [*UNARY, *STREAMS]
+SERVICE = {**{n: r.service for n, r in rpc.UNARY.items()}, **{n: r.service for n, r in rpc.STREAMS.items()}}
+REQUEST: dict[str, type[Message]] = {**{n: r.request for n, r in rpc.UNARY.items()},
+                                     **{n: r.request for n, r in rpc.STREAMS.items()}}
 RESPONSE: dict[str, type[Message]] = {
     "CreateGame": lobby_pb2.CreateGameResponse, "JoinGame": lobby_pb2.JoinGameResponse,
     "StartGame": lobby_pb2.GameSummary, "ListGames": lobby_pb2.ListGamesResponse,
@@ -61,7 +64,12 @@ RESPONSE: dict[str, type[Message]] = {
     "SetStandingOrders": game_pb2.SetStandingOrdersResponse, "CreateAgentToken": game_pb2.AgentToken,
     "ListAgentTokens": game_pb2.ListAgentTokensResponse, "RevokeAgentToken": game_pb2.RevokeAgentTokenResponse,
     "GetNotifications": notify_pb2.NotificationSettings, "SetNotifications": notify_pb2.NotificationSettings,
-    "Watch": game_pb2.Update,
+    "Watch": game_pb2.Update, "Spectate": game_pb2.Update,
+    "QuickPlay": cp.QuickPlayResponse, "ListLiveGames": cp.ListLiveGamesResponse,
+    "GetSpectatorView": game_pb2.GetViewResponse, "CreateProfile": cp.ProfileSecret, "GetMyProfile": cp.Profile,
+    "ResetProfileSecret": cp.ProfileSecret, "GetProfile": cp.Profile,
+    "ListProfileGames": cp.ListProfileGamesResponse, "GetLeaderboard": cp.GetLeaderboardResponse,
+    "GetReplay": cp.ReplayFrame, "ExportGame": cp.ExportGameResponse,
 }
 assert set(RESPONSE) == set(RPCS)
 

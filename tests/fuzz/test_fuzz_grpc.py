@@ -31,6 +31,7 @@ from tests.fuzz.common import (
     RESPONSE,
     RPCS,
     SERVICE,
+    STREAMS,
     Arena,
     check_grpc_error,
     grpc_alive,
@@ -48,7 +49,7 @@ async def grpc_call(arena: Arena, name: str, raw: bytes, metadata: tuple[tuple[s
     what = f"{name} {raw[:120]!r} ({len(raw)} bytes) {metadata!r:.200}"
     refused = False
     try:
-        if name == "Watch":
+        if name in STREAMS:  # Watch, Spectate: only finished games stream (a spectator of a running game none)
             stream = arena.channel.unary_stream(method)(raw, metadata=metadata, timeout=CALL_TIMEOUT_S)
             last = None
             async for frame in stream:
@@ -71,7 +72,7 @@ async def grpc_call(arena: Arena, name: str, raw: bytes, metadata: tuple[tuple[s
 @FUZZ
 @given(data=st.data())
 async def test_grpc_fuzz_every_rpc_A3_A16(cluster: Cluster, arena: Arena, name: str, data: st.DataObject) -> None:
-    streamable = name != "Watch"
+    streamable = name not in STREAMS
     target = data.draw(st.sampled_from(arena.targets(streamable=streamable)), label="target")
     raw = data.draw(wire_payload(name, vocabulary(arena, target)), label="request")
     metadata = data.draw(grpc_metadata(target, arena.secrets(streamable=streamable)), label="metadata")
