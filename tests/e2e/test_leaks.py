@@ -871,17 +871,24 @@ def check_arcmage(received: list[Received], game_id: str, journal: list[dict[str
     for r in received:
         if not r.who.startswith("arcmage/"):
             continue
-        seat, v = int(r.who[-1]), min(r.version, len(journal))
+        spectator = r.who == "arcmage/spectator"  # no seat: every card hidden from any seat is hidden from it
+        seat, v = -1 if spectator else int(r.who[-1]), min(r.version, len(journal))
         msg = r.message
-        secret = hidden[v][seat]
+
+        def hidden_then(at: int, seat: int = seat) -> set[str]:
+            return hidden[at][0] | hidden[at][1] if seat < 0 else hidden[at][seat]
+        secret = hidden_then(v)
         if isinstance(msg, game_pb2.Update):
-            secret = secret & hidden[v - 1][seat]
+            secret = secret & hidden_then(v - 1)
             if msg.kind == "event":
                 allowed = [plain({"kind": ev.kind, "data": dict(ev.data)}) for ev in produced.get(msg.version, [])
-                           if ev.visible_to(seat)]
+                           if (ev.is_public(2) if spectator else ev.visible_to(seat))]
                 assert plain({"kind": msg.event_kind, "data": json_format.MessageToDict(msg.data)}) in allowed, r
         if isinstance(msg, game_pb2.GetViewResponse) and msg.game_id == game_id and states[v] is not None:
-            engine_view = ARCMAGE.view(states[v], seat)
+            if spectator and msg.status == lobby_pb2.GAME_STATUS_OVER:
+                checked += 1  # the whole game is open once over
+                continue
+            engine_view = ARCMAGE.spectator_view(states[v]) if spectator else ARCMAGE.view(states[v], seat)
             assert msg.arcmage == json_format.ParseDict(engine_view, arcmage_pb2.ArcmageView()), f"{r.who} v{v}"
             assert set(msg.arcmage.cards) and not set(msg.arcmage.cards) & secret
         named = set(CARD_ID.findall(r.text)) & secret
@@ -907,13 +914,14 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
             cap.hooks = hooks
             p0 = cap.client(cluster, "grpc", "arcmage/0")
             stops = [arcmage_pb2.ArcmageStops(phases=["draw"]) for _ in range(2)]
-            made = await p0.create("arcmage", seats=2, nickname="p0", deadline_seconds=600,
+            made = await p0.create("arcmage", seats=2, nickname="p0", deadline_seconds=600, public=True,
                                    arcmage=arcmage_pb2.ArcmageOptions(stops=stops, max_rounds=ARCMAGE_TURNS))
             gid = made.game_id
             p1 = cap.client(cluster, "web", "arcmage/1")
             await p1.join(made.code, "p1")
             players = [p0, p1]
-            followers = [Follower(p0, gid), Follower(p1, gid)]
+            spectator = cap.client(cluster, "grpc", "arcmage/spectator")  # a spectator of this public game
+            followers = [Follower(p0, gid), Follower(p1, gid), Follower(spectator, gid, spectator=True)]
             for i, p in enumerate(players):
                 await cap.notify_me(p, f"arcmage/{i}", gid)
             await p0.start(gid)
@@ -935,11 +943,14 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
                             assert err.status == "INVALID_ARGUMENT" and err.field == "play.card", err
                             probes.append(f"{err.code} {err.field} {err.rule} {err.message.replace(card, '<card>')}")
                         await p0.chat(gid, "well played")
+                    if v.version % 4 == 0:
+                        await spectator.spectator_view(gid)
                     action = ARCMAGE.autopilot_action(to_json(v.arcmage))
                     await players[seat].act(gid, arcmage=json_format.ParseDict(action, arcmage_pb2.ArcmageAction()),
                                             version=v.version)
             for f in followers:
                 await f.end()
+            assert (await spectator.spectator_view(gid)).status == lobby_pb2.GAME_STATUS_OVER
 
             def all_over(ds: list[WebhookDelivery]) -> bool:
                 return {d.name for d in ds if d.body["kind"] == "game_over"} == {"arcmage-0", "arcmage-1"}
@@ -982,7 +993,13 @@ async def test_m26_m40_arcmage_no_hidden_card_in_any_message_log_metric_or_span(
 
     # ---- no hidden card to any player
     assert ARCMAGE.outcome(final) is not None and sum(e["op"] == "action" for e in journal) > 30
-    assert {r.who for r in cap.received} - {"probe/0", "probe/1"} == {"arcmage/0", "arcmage/1"}
+    assert {r.who for r in cap.received} - {"probe/0", "probe/1"} == {"arcmage/0", "arcmage/1", "arcmage/spectator"}
+    spectated = [r.what for r in cap.received if r.who == "arcmage/spectator"]
+    assert spectated.count("Spectate") > 30 and spectated.count("GetSpectatorView") > 3, spectated
+    planted = Received("arcmage/spectator", "synthetic", f'{{"hand": ["{sorted(arcmage_hidden(final.data, 1))[0]}"]}}',
+                       version=len(journal))  # a card seat 0 may see (its hand) but not every seat: hidden
+    with pytest.raises(AssertionError, match="hidden cards"):
+        check_arcmage([planted], gid, journal)
     checked = check_arcmage(cap.received, gid, journal)
     assert checked > 200, checked
     # ---- every notification: the documented payload, signed, and no card at all (what happened, not what)
