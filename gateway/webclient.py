@@ -4,6 +4,11 @@ rule tables it draws from (made from the engine, so the client never repeats a r
 Client paths: ``/`` (home), ``/join/{code}`` (an invite link: home with the code filled in; a
 non-browser gets a line of text saying how to join), ``/game/{game_id}`` (lobby, game, game over),
 ``/rejoin`` (a personal rejoin link: the secret is in the URL's fragment, which browsers never send);
+the community pages (issue 26): ``/watch`` (public games being played), ``/watch/{game_id}`` (a
+spectator's screen), ``/replay/{game_id}`` (a finished game's replay), ``/leaderboard``, ``/profile``
+(the player's own profile; ``/profile#<secret>``, a profile link, carries its secret in the fragment
+as the rejoin link does) and ``/players/{handle}`` (a profile's public page) — the same page, whose
+router draws them (an unknown game or handle is told by the page, from the API's answer);
 ``/rules/{game}`` is a game's rules page (:mod:`gateway.rules_page`); ``/sw.js`` is the notifications'
 service worker (at the root: its scope is the whole site; issue 23).
 """
@@ -85,7 +90,9 @@ def routes(game_known: Callable[[str], Awaitable[bool]] | None = None) -> list[A
     async def rules_json(_request: Request) -> Response:
         return JSONResponse(rules, headers={"cache-control": "max-age=3600"})
 
-    return [Route("/", page), Route("/game/{game_id}", game_page), Route("/rejoin", page),
+    community = [Route(path, page) for path in ("/watch", "/watch/{game_id}", "/replay/{game_id}", "/leaderboard",
+                                                 "/profile", "/players/{handle}")]
+    return [Route("/", page), Route("/game/{game_id}", game_page), Route("/rejoin", page), *community,
             Route("/join/{code}", join), Route("/client/archipelago.json", rules_json),
             Route("/sw.js", service_worker),
             *rules_page.routes(), Mount("/static", StaticFiles(directory=STATIC), name="static")]

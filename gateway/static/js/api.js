@@ -55,11 +55,13 @@ export function randomId(n = 24) {
 // One player's update stream. onUpdate(update) gets every update once, in seq order (presence
 // notices, seq 0, as they come); onState('connecting' | 'online' | 'offline' | 'ended');
 // onResync() when the server no longer has the history asked for; onFatal(ApiError) for errors
-// that a retry cannot fix (a revoked secret, say).
+// that a retry cannot fix (a revoked secret, say). A spectator's stream is the same with
+// `path: SPECTATE` and no secret (community.proto Spectate: no authorization).
+export const SPECTATE = '/v1/Community/Spectate';
 export class Watch {
-  constructor({ gameId, secret, afterSeq = 0, onUpdate, onState = () => {}, onResync = () => {},
-                onFatal = () => {} }) {
-    Object.assign(this, { gameId, secret, onUpdate, onState, onResync, onFatal });
+  constructor({ gameId, secret = '', afterSeq = 0, onUpdate, onState = () => {}, onResync = () => {},
+                onFatal = () => {}, path = '/v1/Game/Watch' }) {
+    Object.assign(this, { gameId, secret, onUpdate, onState, onResync, onFatal, path });
     this.lastSeq = Number(afterSeq) || 0;
     this.ws = null;
     this.stopped = false;
@@ -81,12 +83,12 @@ export class Watch {
     if (this.stopped || this.ws) return;
     this.setState(this.state === 'offline' ? 'offline' : 'connecting');
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(`${proto}//${location.host}/v1/Game/Watch`);
+    const ws = new WebSocket(`${proto}//${location.host}${this.path}`);
     this.ws = ws;
     let failed = null;
     ws.onopen = () => {
-      ws.send(JSON.stringify({ authorization: `Bearer ${this.secret}`, game_id: this.gameId,
-                               after_seq: String(this.lastSeq) }));
+      const hello = { game_id: this.gameId, after_seq: String(this.lastSeq) };
+      ws.send(JSON.stringify(this.secret ? { authorization: `Bearer ${this.secret}`, ...hello } : hello));
       this.setState('online');
     };
     ws.onmessage = (ev) => {

@@ -2,6 +2,7 @@
 // and the game screens of the registry js/games.js (archipelago, salvo, arcmage), with no branch on a
 // game kind here. Talks to the JSON + WebSocket door only.
 import { call, randomId, Watch } from './api.js';
+import * as community from './community.js';
 import { fill, h, s } from './dom.js';
 import { errorNode } from './errors.js';
 import { GAMES, gameOf } from './games.js';
@@ -111,7 +112,8 @@ document.addEventListener('click', (ev) => {
   const a = ev.target.closest && ev.target.closest('a[data-nav]');
   if (a && !ev.ctrlKey && !ev.metaKey && !ev.shiftKey) {
     ev.preventDefault();
-    navigate(a.getAttribute('href'));
+    // (the header's links are there before the page's words: a click that early waits for them)
+    ready.then(() => navigate(a.getAttribute('href')));
   }
 });
 
@@ -138,8 +140,9 @@ function playerName(p) {
 
 // ------------------------------------------------------------------ home (W1)
 function homeScreen(code = '') {
+  const held = community.profile.get(); // a profile on this device: its handle is the nickname at first
   const nickname = h('input', { id: 'nickname', maxlength: 24, autocomplete: 'nickname',
-    value: localStorage.getItem('archipelago.nickname') || '', required: true });
+    value: (held && held.handle) || localStorage.getItem('archipelago.nickname') || '', required: true });
   const kind = h('select', { id: 'game-kind' },
     Object.keys(GAMES).map((k) => h('option', { value: k }, t(`game.${k}`))));
   const players = h('select', { id: 'players' });
@@ -176,9 +179,10 @@ function homeScreen(code = '') {
   const openButton = h('button', { id: 'open', class: 'primary', type: 'button' }, t('home.open'));
   const joinButton = h('button', { id: 'join', class: code ? 'primary' : '', type: 'button' }, t('home.join'));
 
-  function nick(anchor) {
+  function nick(anchor, emptyIsFine = false) {
     const name = nickname.value.trim();
     localStorage.setItem('archipelago.nickname', name);
+    if (!name && emptyIsFine) return '';
     if (!name) {
       showError(anchor, { code: 'input/nickname', field: 'nickname', rule: 'A2' });
       nickname.focus();
@@ -196,7 +200,7 @@ function homeScreen(code = '') {
     try {
       const made = await call('Lobby/CreateGame', { game, seats: Number(players.value),
         speed: speed.value, public: isPublic.checked, nickname: name, request_id: createId,
-        ...(createExtras[game] ? createExtras[game].body() : {}) });
+        ...(createExtras[game] ? createExtras[game].body() : {}) }, community.profile.secret());
       seats.put(made.game_id, { secret: made.secret, seat: made.seat, code: made.code, game,
         invite: made.invite_link, nickname: name });
       createId = randomId();
@@ -219,7 +223,7 @@ function homeScreen(code = '') {
       .reduce((acc, [, x]) => ({ ...acc, ...x.body() }), {});
     try {
       const joined = await call('Lobby/JoinGame', { code: codeValue.trim().toUpperCase(), nickname: name,
-        request_id: joinId, ...extras });
+        request_id: joinId, ...extras }, community.profile.secret());
       seats.put(joined.game_id, { secret: joined.secret, seat: joined.seat, code: codeValue.trim().toUpperCase(),
         game: joined.game, nickname: name });
       joinId = randomId();
@@ -236,7 +240,10 @@ function homeScreen(code = '') {
   const mine = Object.entries(seats.all()).sort((a, b) => b[1].saved - a[1].saved).slice(0, 5);
   const root = h('div', { class: 'home' },
     h('section', { class: 'card' },
-      h('label', { class: 'row' }, h('span', {}, t('home.nickname')), nickname)),
+      h('label', { class: 'row' }, h('span', {}, t('home.nickname')), nickname),
+      held ? h('p', { class: 'muted small', id: 'home-profile' }, t('community.home.as_profile'), ' ',
+        h('a', { href: '/profile', 'data-nav': true, dir: 'auto' }, held.handle)) : null),
+    community.playNowCard(env, nick),
     h('div', { class: 'cards' },
       h('section', { class: 'card', id: 'open-card' },
         h('h2', {}, t('home.open_title')),
@@ -810,6 +817,9 @@ function gameScreen(gameId) {
     } else {
       controls = h('p', { class: 'muted', id: 'wait-host' }, t('lobby.waiting_for_host'));
     }
+    // a quick-play lobby starts by itself once full (or with computer players when its wait is over)
+    const quick = record.quick ? community.quickLobbyNote(record.quick, view) : null;
+    if (quick && !host) controls = null;
     const shown = lobby.querySelector('.actions + .error');
     const kept = shown && shown.shownError ? shown.shownError.err : null; // (said again below, in the new language)
     fill(lobby,
@@ -817,8 +827,8 @@ function gameScreen(gameId) {
       h('div', { class: 'row' }, h('span', {}, t('lobby.code')), h('code', { id: 'game-code', class: 'code' }, view.code), copyCode),
       h('div', { class: 'row' }, h('span', {}, t('lobby.invite')), h('input', { id: 'invite-link', readonly: true, value: invite, 'aria-label': t('lobby.invite') }), copyInvite),
       h('p', {}, t('lobby.seats', { taken, seats: view.seats })),
-      seatList, controls);
-    if (kept) showGameError(controls, kept);
+      seatList, quick, controls);
+    if (kept && controls) showGameError(controls, kept);
   }
 
   function renderOver() {
@@ -946,6 +956,11 @@ function gameScreen(gameId) {
   };
 }
 
+// ------------------------------------------------------------------ the community screens' shell
+// What js/community.js, js/spectate.js and js/replay.js use of this page.
+const env = { main, navigate, showError, clearError, keepErrors, copy, seats, playerName, setNet,
+  notFound: (kind) => notFoundScreen(kind) };
+
 // ------------------------------------------------------------------ routing
 async function route() {
   if (current) current.destroy();
@@ -955,9 +970,26 @@ async function route() {
   let m;
   if ((m = path.match(/^\/game\/([A-Za-z0-9_-]+)$/))) current = gameScreen(m[1]);
   else if (path === '/rejoin') current = await rejoinScreen();
+  else if ((m = path.match(/^\/watch\/([A-Za-z0-9_-]+)$/))) current = (await import('./spectate.js')).spectateScreen(env, m[1]);
+  else if ((m = path.match(/^\/replay\/([A-Za-z0-9_-]+)$/))) current = (await import('./replay.js')).replayScreen(env, m[1]);
+  else if (path === '/watch') current = community.watchListScreen(env);
+  else if (path === '/leaderboard') current = community.leaderboardScreen(env);
+  else if (path === '/profile') current = await community.profileScreen(env);
+  else if ((m = path.match(/^\/players\/([^/]+)$/))) current = community.playerScreen(env, decodeURIComponent(m[1]));
   else if ((m = path.match(/^\/join\/([A-Za-z0-9]{1,12})$/))) current = homeScreen(m[1].toUpperCase());
   else if (path === '/' || path === '') current = homeScreen();
   else current = notFoundScreen(path.startsWith('/game/') ? 'game' : path.startsWith('/join/') ? 'code' : 'page');
+  markNav(path);
+}
+
+// The header's links (js/community.js): the one of the page on show is marked.
+const nav = document.getElementById('nav');
+i18n.onLang(() => nav.setAttribute('aria-label', t('community.nav.label')));
+function markNav(path) {
+  for (const a of nav.querySelectorAll('a')) {
+    const here = path === a.getAttribute('href') || path.startsWith(`${a.getAttribute('href')}/`);
+    if (here) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
 }
 
 window.addEventListener('popstate', route);
@@ -966,11 +998,12 @@ window.addEventListener('offline', () => setNet('offline'));
 const picker = document.getElementById('lang');
 picker.addEventListener('change', async () => {
   await i18n.setLang(picker.value, { remember: true });
-  if (!location.pathname.startsWith('/game/')) route();
+  // (a game, a spectator's or a replay's screen says everything again itself, where it is)
+  if (!['/game/', '/watch/', '/replay/'].some((p) => location.pathname.startsWith(p))) route();
 });
 
-(async () => {
+const ready = (async () => {
   await i18n.setLang(i18n.preferredLang());
   picker.value = i18n.lang();
-  route();
 })();
+ready.then(route);

@@ -8,6 +8,10 @@
 // saved to ctx.draft on every change and restored from it (or from the server's pending orders) when
 // a round's first view arrives. The board's terrain layers are rebuilt only when the game's state
 // changes; selection, highlights, planned paths and own units are redrawn on every interaction.
+// Read-only (`ctx.readOnly`: a spectator, a replay): no orders, builds, trade, standing orders or Done
+// bar; the stock only for a seat's view (a spectator's, `player` -1, has none); the Units and Enemy
+// tabs only when the view lists some (a finished game's spectator sees every unit, in its owner's
+// colour).
 import { has } from './i18n.js';
 
 const T = 40; // one tile, in SVG units
@@ -63,7 +67,8 @@ export function createScreen(el, ctx) {
   }
 
   const over = () => view && view.status === OVER;
-  const running = () => view && view.status === RUNNING;
+  // (whether the page may give orders: a read-only page never does)
+  const running = () => view && view.status === RUNNING && !ctx.readOnly;
   const me = () => (a ? a.player : view ? view.you : 0);
   const rule = (name) => rules[name]; // numbers of A36–A39 from the rules table (GET /client/archipelago.json)
   const typeOf = (id) => types.get(id) || { id, name: id, domain: 'land', move: 0, sight: 0, cost: {}, capacity: 0 };
@@ -149,7 +154,7 @@ export function createScreen(el, ctx) {
       if (destroyed) return;
       rules = table;
       types = new Map(rules.units.map((u) => [u.id, u]));
-      loadTabs();
+      if (!ctx.readOnly) loadTabs();
       if (view) render(view);
     })
     .catch((err) => {
@@ -1079,8 +1084,8 @@ export function createScreen(el, ctx) {
 
     // own units (A82: in full): the seat colour and a short label of the type
     const marks = [];
-    const colour = ctx.seatColor(me());
     for (const u of a.units) {
+      const colour = ctx.seatColor(ownerOf(u));
       if (isCargo(u)) {
         // the player's own flag carried by an enemy bearer: a small flag where the bearer is
         if (u.type === 'flag' && !units.has(u.carrier)) {
@@ -1289,6 +1294,8 @@ export function createScreen(el, ctx) {
     return parts.join(' · ');
   }
 
+  const ownerOf = (u) => (u.owner === undefined || u.owner === null ? me() : u.owner);
+
   function chip(type, owner) {
     return h('span', { class: 'chip', style: { background: ctx.seatColor(owner) }, 'aria-hidden': 'true' }, abbr(type));
   }
@@ -1378,7 +1385,7 @@ export function createScreen(el, ctx) {
       ? (deployPos.has(u.id) && !sameTile(deployPos.get(u.id), asTile(u.tile)) ? t('arch.placed_at', { tile: coord(p) }) : '')
       : orderWords(u, o);
     fill(unitPanel,
-      h('div', { class: 'unit-head' }, chip(u.type, me()),
+      h('div', { class: 'unit-head' }, chip(u.type, ownerOf(u)),
         h('h3', { id: 'unit-name' }, typeName(u.type)),
         h('span', { class: 'muted where' }, where),
         cardButton(u.type, { id: 'unit-card-open' }),
@@ -1433,23 +1440,35 @@ export function createScreen(el, ctx) {
   }
 
   function tabKeys(ev) {
-    const i = TABS.indexOf(tab);
+    const list = shownTabs();
+    const i = list.indexOf(tab);
     let j = null;
     const rtl = document.documentElement.dir === 'rtl';
     if (ev.key === 'ArrowRight') j = i + (rtl ? -1 : 1);
     if (ev.key === 'ArrowLeft') j = i + (rtl ? 1 : -1);
     if (ev.key === 'Home') j = 0;
-    if (ev.key === 'End') j = TABS.length - 1;
+    if (ev.key === 'End') j = list.length - 1;
     if (j === null) return;
     ev.preventDefault();
-    showTab(TABS[(j + TABS.length) % TABS.length]);
+    showTab(list[(j + list.length) % list.length]);
     tabButtons[tab].focus();
   }
 
+  // The tabs on show: all of them, or on a read-only page those that have something to list.
+  function shownTabs() {
+    if (!ctx.readOnly) return TABS;
+    return TABS.filter((name) => (name === 'units' && a.units.length)
+      || (name === 'enemy' && (a.enemies.length || a.enemy_log.length)));
+  }
+
   function drawTabs() {
+    const shown = shownTabs();
+    tabsCard.hidden = !shown.length;
+    if (shown.length && !shown.includes(tab)) tab = shown[0];
     for (const name of TABS) {
       const on = name === tab;
       const b = tabButtons[name];
+      b.hidden = !shown.includes(name);
       b.textContent = t(`arch.tab.${name}`);
       b.setAttribute('aria-selected', on ? 'true' : 'false');
       b.tabIndex = on ? 0 : -1;
@@ -1474,8 +1493,9 @@ export function createScreen(el, ctx) {
       return h('li', { 'data-unit': u.id, class: `${u.id === selected ? 'sel' : ''}${o && round !== 0 ? ' has-order' : ''}` },
         h('button', { type: 'button', class: 'unit-row', 'aria-pressed': u.id === selected ? 'true' : 'false',
           onclick: (ev) => { select(u.id, { reveal: true }); if (ev.detail === 0) focusPanel(); } }, // (detail 0: the keyboard)
-        chip(u.type, me()),
+        chip(u.type, ownerOf(u)),
         h('span', { class: 'name' }, typeName(u.type)),
+        ctx.readOnly && ownerOf(u) !== me() ? h('span', { class: 'owner muted' }, ctx.nameOf(ownerOf(u))) : null,
         h('span', { class: 'where num' }, coord(p)),
         h('span', { class: 'status muted' }, status)));
     }));
@@ -1660,7 +1680,8 @@ export function createScreen(el, ctx) {
 
   function redraw() {
     drawDynamic();
-    drawStock();
+    stockBox.hidden = Boolean(ctx.readOnly) && me() < 0; // (a spectator's view has no stock)
+    if (!stockBox.hidden) drawStock();
     drawUnitPanel();
     drawCard();
     drawTileInfo();
@@ -1783,5 +1804,6 @@ export function createScreen(el, ctx) {
     document.removeEventListener('keydown', onKey);
   }
 
-  return { render, relabel, destroy, describeField, nameId, describeAutopilot };
+  // (the last round's events are listed by this screen itself: a replay adds no list of its own)
+  return { render, relabel, destroy, describeField, nameId, describeAutopilot, showsEvents: true };
 }

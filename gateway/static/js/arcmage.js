@@ -9,6 +9,10 @@
 // are chosen by clicking cards on the table, always among the listed actions. Card faces are drawn
 // from ArcmageView.faces; Arcmage and its card texts are CC BY-SA 4.0 (ArcmageView.attribution is
 // shown under the table).
+//
+// Read-only (`ctx.readOnly`: a spectator, a replay): every seat's side by its player's name (a
+// spectator's view, `you` -1, has no hand and no side of its own), no legal action, no action bar,
+// no autopilot notice, no agent panel, nothing kept in this browser's storage.
 import { agentPanel } from './agent.js';
 import { fill } from './dom.js';
 import { has } from './i18n.js';
@@ -30,8 +34,9 @@ export function createScreen(el, ctx) {
   let first = true;
   let seen = 0; // the highest update seq handled
   const store = `archipelago.screen.${ctx.gameId}.`;
-  const load = (k, d) => { try { return JSON.parse(localStorage.getItem(store + k)) ?? d; } catch { return d; } };
-  const save = (k, v) => { try { localStorage.setItem(store + k, JSON.stringify(v)); } catch { /* full: not kept */ } };
+  const readOnly = Boolean(ctx.readOnly);
+  const load = (k, d) => { if (readOnly) return d; try { return JSON.parse(localStorage.getItem(store + k)) ?? d; } catch { return d; } };
+  const save = (k, v) => { if (readOnly) return; try { localStorage.setItem(store + k, JSON.stringify(v)); } catch { /* full: not kept */ } };
   const mine = new Set(load('mine', [])); // versions my own actions produced (from this device)
   let log = load('log', []); // [{seq, version, kind, data, names, auto, away}]
   let ack = load('ack', 0); // autopilot entries up to this seq were acknowledged
@@ -53,9 +58,8 @@ export function createScreen(el, ctx) {
   const detail = h('section', { id: 'arc-detail', class: 'card arc-detail', hidden: true });
   const logBox = h('section', { id: 'arc-log-box', class: 'card arc-log-box' });
   const attribution = h('p', { id: 'arc-attribution', class: 'arc-attribution' });
-  const agent = agentPanel(ctx);
-  agent.el.classList.add('card');
-  agent.el.classList.add('arc-agent');
+  const agent = readOnly ? null : agentPanel(ctx);
+  if (agent) agent.el.classList.add('card', 'arc-agent');
   const main = h('div', { class: 'arc-main' }, status, autopilotBox, table, handBox, bar);
   const aside = h('div', { class: 'arc-aside' }, detail, logBox, attribution);
   const root = h('div', { class: 'arc' }, main, aside);
@@ -64,8 +68,10 @@ export function createScreen(el, ctx) {
   // the side column on a wide screen (always in sight next to the table).
   const wide = window.matchMedia('(min-width: 900px)');
   const placeBar = () => {
-    if (wide.matches) { aside.prepend(bar); main.append(agent.el); } else { main.append(bar); aside.append(agent.el); }
+    if (wide.matches) aside.prepend(bar); else main.append(bar);
+    if (agent) { if (wide.matches) main.append(agent.el); else aside.append(agent.el); }
   };
+  if (readOnly) { bar.hidden = true; autopilotBox.hidden = true; }
   placeBar();
   wide.addEventListener('change', placeBar);
 
@@ -77,7 +83,7 @@ export function createScreen(el, ctx) {
   const who = (seat) => (seat === me() ? t('arcmage.you') : ctx.nameOf(seat));
   const place = (to) => (to === 'army' ? t('arcmage.army_place') : cardName(to));
   const factionName = (f) => (f ? tOr(`arcmage.faction.${f}`, {}, () => f) : '');
-  const legal = () => av.legal || [];
+  const legal = () => (readOnly ? [] : av.legal || []);
   const pending = () => av.pending || {};
   const myDecision = () => pending().op === 'decide' && pending().seat === me();
   const step = () => view.step || av.step || {};
@@ -657,9 +663,11 @@ export function createScreen(el, ctx) {
     root.classList.toggle('busy', busy);
     root.classList.toggle('choosing', Boolean(sel && sel.mode !== 'card'));
     renderStatus();
-    renderAutopilot();
+    if (!readOnly) renderAutopilot();
     const others = (av.seats || []).map((s) => s.seat).filter((q) => q !== me());
-    fill(table, ...others.map((q) => seatBox(q, marks)), middle(marks), seatBox(me(), marks));
+    const seated = me() >= 0; // (a spectator has no side of its own)
+    fill(table, ...others.map((q) => seatBox(q, marks)), middle(marks), seated ? seatBox(me(), marks) : null);
+    handBox.hidden = !seated;
     const hand = av.hand || [];
     fill(handBox, h('h3', {}, t('arcmage.hand', { n: hand.length })),
       h('div', { id: 'arc-hand', class: 'arc-hand' }, hand.length ? hand.map((id) => tile(id, 'hand', marks)) : h('span', { class: 'muted' }, t('arcmage.empty'))));
@@ -693,8 +701,14 @@ export function createScreen(el, ctx) {
       record(u, false);
       classify();
     },
-    relabel() { update(); agent.relabel(); },
-    destroy() { clearInterval(clock); wide.removeEventListener('change', placeBar); agent.destroy(); fill(el); },
+    relabel() { update(); if (agent) agent.relabel(); },
+    destroy() { clearInterval(clock); wide.removeEventListener('change', placeBar); if (agent) agent.destroy(); fill(el); },
+    // One event of a view's `events` ({kind, data} or flat) in words (a replay's step).
+    describeEvent(e) {
+      if (!av || !e) return '';
+      const data = e.data && typeof e.data === 'object' ? e.data : e;
+      return eventText({ kind: e.kind, data, names: namesIn(data) });
+    },
     // An error's field (play.x, devote.target, …) as the card the refused action was about.
     describeField(field, request) {
       if (!av) return '';

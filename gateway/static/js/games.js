@@ -6,8 +6,10 @@
 //   createOptions?(h, t)   → {el, body()}: extra fields of the "Open a game" card (el: a block the
 //                            shell hides while another kind is chosen); body() is merged
 //                            into CreateGameRequest (e.g. {arcmage: {decks: [...]}})
-//   joinOptions?(h, t)     → {el, body()}: extra fields of the "Join" card, merged into
-//                            JoinGameRequest when the joined game is of this kind (or unknown)
+//   joinOptions?(h, t, id?) → {el, body()}: extra fields of the "Join" card, merged into
+//                            JoinGameRequest when the joined game is of this kind (or unknown); the
+//                            "Play now" card (js/community.js) uses them too, for QuickPlayRequest
+//                            (`id`: its field's own element id)
 //   figures?(view, seat)   → [i18n key, params] | null: a short line beside a player in the side bar
 //   speeds?: {SPEED_FAST, SPEED_SLOW} → i18n keys of the speed choices (default: home.fast / home.slow)
 export const GAMES = {
@@ -34,8 +36,8 @@ export const GAMES = {
         body: () => ({ arcmage: { decks: [{ built_in: deck.value }] } }),
       };
     },
-    joinOptions(h, t) {
-      const deck = deckSelect(h, t, 'arcmage-join-deck', true);
+    joinOptions(h, t, id = 'arcmage-join-deck') {
+      const deck = deckSelect(h, t, id, true);
       return {
         el: h('div', { class: 'game-option' }, h('label', { class: 'row' }, h('span', {}, t('arcmage.home.join_deck')), deck)),
         body: () => (deck.value ? { arcmage: { deck: { built_in: deck.value } } } : {}),

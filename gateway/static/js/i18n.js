@@ -2,7 +2,7 @@
 // Keys are flat ("home.open"); a value may hold {name} placeholders. Hebrew is right-to-left.
 export const LANGS = ['en', 'he'];
 const RTL = new Set(['he']);
-const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage', 'rules', 'notify'];
+const NAMESPACES = ['common', 'archipelago', 'archipelago_tabs', 'salvo', 'agent', 'arcmage', 'rules', 'notify', 'community'];
 let table = {};
 let current = 'en';
 const listeners = new Set();
@@ -22,13 +22,17 @@ export function preferredLang() {
   return 'en';
 }
 
+let asked = 0; // the latest setLang: an earlier one that answers later changes nothing
+
 export async function setLang(l, { remember = false } = {}) {
   if (!LANGS.includes(l)) l = 'en';
+  const mine = ++asked;
   const parts = await Promise.all(NAMESPACES.map(async (ns) => {
     const r = await fetch(`/static/i18n/${l}/${ns}.json`);
     if (!r.ok) throw new Error(`translations ${l}/${ns}: HTTP ${r.status}`);
     return r.json();
   }));
+  if (mine !== asked) return;
   table = Object.assign({}, ...parts);
   current = l;
   if (remember) localStorage.setItem('archipelago.lang', l);

@@ -3,6 +3,10 @@
 // squares of each salvo, the per-salvo reports, my ships' state, the enemy ships sunk and a small chat.
 // Under them, the personal AI agent panel (js/agent.js).
 // The grids are built once and updated in place on every render, so focus and scrolling survive.
+// Read-only (`ctx.readOnly`: a spectator, a replay): both sides by their players' names — "my" grid is
+// the seat's of the view (a spectator's: seat 0's, with seat 1's shots on it, whose hits only the
+// target learns before the end: those shots show as fired, not as hit or miss) — and no placement
+// tools, Done bar, chat form or agent panel.
 import { agentPanel } from './agent.js';
 
 const COLS = 'ABCDEFGHIJ';
@@ -52,6 +56,9 @@ export function createScreen(el, ctx) {
   const spec = () => (sv && sv.fleet_spec) || [];
   const specOf = (name) => spec().find((x) => x.name === name);
   const classic = () => sv && sv.mode === 'classic';
+  const readOnly = Boolean(ctx.readOnly);
+  const side = () => (sv && sv.you >= 0 ? sv.you : 0); // whose waters "my" grid shows
+  const sideName = (seat) => ctx.nameOf(seat);
   const myTurn = () => !classic() || sv.active_player === sv.you;
 
   // ---------------------------------------------------------------- the elements (built once)
@@ -109,9 +116,15 @@ export function createScreen(el, ctx) {
     h('section', { class: 'card' }, reportsTitle, reportsList, sunkTitle, sunkList),
     h('section', { class: 'card salvo-chat' }, chatTitle, chatLog, chatForm));
   // Last, a whole row: the personal AI agent (A90), which may play this seat too.
-  const agent = agentPanel(ctx);
-  agent.el.classList.add('card');
-  info.append(agent.el);
+  const agent = readOnly ? null : agentPanel(ctx);
+  if (agent) {
+    agent.el.classList.add('card');
+    info.append(agent.el);
+  }
+  if (readOnly) { // (a spectator's page shows the chat itself)
+    bar.hidden = true;
+    info.querySelector('.salvo-chat').hidden = true;
+  }
 
   const root = h('div', { class: 'salvo' }, h('div', { class: 'salvo-boards' }, ownBoard, enemyBoard), bar, info);
   el.replaceChildren(root);
@@ -312,7 +325,7 @@ export function createScreen(el, ctx) {
   // Hovering (or focusing) my grid during placement shows where the selected ship would go.
   function preview(cell) {
     for (const c of own.cells.values()) c.classList.remove('preview', 'preview-bad');
-    if (!cell || !sv || sv.phase !== 'placement' || !selected || random) return;
+    if (readOnly || !cell || !sv || sv.phase !== 'placement' || !selected || random) return;
     const size = specOf(selected).size;
     let squares = shipSquares(cell.dataset.sq, vertical, size);
     let bad = !squares;
@@ -465,21 +478,26 @@ export function createScreen(el, ctx) {
       let text = '';
       let label;
       if (s) cls.push('ship', s.sunk ? 'sunk' : '', s.selected ? 'selected' : '');
-      if (shot) {
+      const unknown = shot && (shot.hit === undefined || shot.hit === null); // (a spectator: not told)
+      if (shot && unknown) {
+        cls.push('shot', shot.round === lastRound ? 'recent' : '');
+        text = String(shot.round);
+      } else if (shot) {
         cls.push(shot.hit ? 'hit' : 'miss', shot.round === lastRound ? 'recent' : '');
         text = shot.hit ? '✕' : '•';
       }
       if (s && shot) label = t('salvo.cell.ship_hit', { sq, ship: ship(s.name), n: shot.round });
       else if (s) label = t('salvo.cell.ship', { sq, ship: ship(s.name) });
+      else if (shot && unknown) label = t('salvo.cell.shot', { sq, n: shot.round });
       else if (shot) label = t('salvo.cell.miss_in', { sq, n: shot.round });
       else label = t('salvo.cell.water', { sq });
-      setCell(cell, { cls: cls.filter(Boolean), text, label, vessel: s ? s.name : '', disabled: !placing });
+      setCell(cell, { cls: cls.filter(Boolean), text, label, vessel: s ? s.name : '', disabled: readOnly || !placing });
     }
     own.rove();
     // The enemy's latest salvo at me, in words.
     const last = (sv.incoming || []).filter((x) => x.round === lastRound);
-    incomingNote.hidden = !last.length;
-    if (last.length) {
+    incomingNote.hidden = !last.length || last.some((x) => x.hit === undefined || x.hit === null);
+    if (!incomingNote.hidden) {
       incomingNote.textContent = t('salvo.incoming_last', { n: lastRound, shots: last.length,
         hits: last.filter((x) => x.hit).length });
     }
@@ -517,13 +535,13 @@ export function createScreen(el, ctx) {
         label = t('salvo.cell.chosen', { sq });
       }
       setCell(cell, { cls: cls.filter(Boolean), text, label, vessel: foe ? foe.name : '',
-        disabled: !firing || Boolean(shot), pressed: firing && !shot ? aim.has(sq) : null });
+        disabled: readOnly || !firing || Boolean(shot), pressed: firing && !shot && !readOnly ? aim.has(sq) : null });
     }
     enemy.rove();
   }
 
   function renderPlacement() {
-    placeTools.hidden = sv.phase !== 'placement';
+    placeTools.hidden = readOnly || sv.phase !== 'placement';
     if (placeTools.hidden) return;
     // One button per ship, made once (a keyboard user keeps focus on it), updated in place.
     if (shipList.dataset.fleet !== spec().map((x) => x.name).join()) {
@@ -572,7 +590,7 @@ export function createScreen(el, ctx) {
     if (ctx.setChanged) ctx.setChanged(p !== 'over' && differsFromSent());
 
     const left = Math.max(0, allowed - chosen.length);
-    shotsLeft.hidden = p !== 'firing' || allowed === 0;
+    shotsLeft.hidden = readOnly || p !== 'firing' || !allowed;
     shotsLeft.dataset.left = String(left);
     shotsLeft.dataset.allowed = String(allowed);
     setText(shotsLeft, left === 0 ? t('salvo.shots_left_none') : left === 1 ? t('salvo.shots_left_one')
@@ -583,19 +601,20 @@ export function createScreen(el, ctx) {
   }
 
   function renderFleet() {
-    fleetTitle.textContent = t('salvo.fleet_title');
+    fleetTitle.textContent = readOnly ? t('salvo.spec.fleet', { name: sideName(side()) }) : t('salvo.fleet_title');
     const fleet = sv.fleet || [];
     if (!fleet.length) {
-      fleetList.replaceChildren(h('li', { class: 'muted' }, t('salvo.fleet_empty')));
+      fleetList.replaceChildren(h('li', { class: 'muted' }, readOnly ? t('salvo.spec.fleet_none') : t('salvo.fleet_empty')));
       return;
     }
     fleetList.replaceChildren(...fleet.map((x) => {
       const hits = (x.hits || []).length;
+      const squares = x.squares || Array.from({ length: x.size || 0 }, () => ''); // (a spectator: where it lay is not told)
       return h('li', { 'data-ship': x.name, 'data-hits': hits, class: x.sunk ? 'sunk' : '' },
         h('span', { class: 'name' }, ship(x.name)),
         h('span', { class: 'pips', 'aria-hidden': 'true' },
-          x.squares.map((sq) => h('i', { class: (x.hits || []).includes(sq) ? 'hit' : '' }))),
-        h('span', { class: 'state' }, x.sunk ? t('salvo.sunk') : t('salvo.fleet_hits', { hits, size: x.size })));
+          squares.map((sq) => h('i', { class: x.sunk || (sq && (x.hits || []).includes(sq)) ? 'hit' : '' }))),
+        h('span', { class: 'state' }, x.sunk ? t('salvo.sunk') : t('salvo.fleet_hits', { hits, size: x.size || squares.length })));
     }));
   }
 
@@ -611,7 +630,7 @@ export function createScreen(el, ctx) {
   }
 
   function renderReports() {
-    reportsTitle.textContent = t('salvo.reports_title');
+    reportsTitle.textContent = readOnly ? t('salvo.spec.reports', { name: sideName(side()) }) : t('salvo.reports_title');
     let items;
     if (classic()) {
       // Classic mode: each shot is reported hit or miss (S6).
@@ -622,8 +641,11 @@ export function createScreen(el, ctx) {
         class: r.hits ? 'hit' : '' }, reportText(r)));
     }
     reportsList.replaceChildren(...(items.length ? items : [h('li', { class: 'muted empty' }, t('salvo.reports_empty'))]));
+    // (each salvo's report is its shooter's own, S6: a spectator sees none)
+    reportsTitle.hidden = readOnly && !items.length;
+    reportsList.hidden = reportsTitle.hidden;
 
-    sunkTitle.textContent = t('salvo.enemy_sunk_title');
+    sunkTitle.textContent = readOnly ? t('salvo.spec.sunk', { name: sideName(1 - side()) }) : t('salvo.enemy_sunk_title');
     const sunk = sv.enemy_sunk || [];
     sunkList.replaceChildren(...(sunk.length
       ? sunk.map((name) => h('li', { 'data-ship': name }, ship(name)))
@@ -672,8 +694,8 @@ export function createScreen(el, ctx) {
     root.className = `salvo phase-${sv.phase}${classic() ? ' classic' : ''}`;
     root.dataset.phase = sv.phase;
     root.dataset.round = String(view.round);
-    ownTitle.textContent = t('salvo.own_title');
-    enemyTitle.textContent = t('salvo.enemy_title');
+    ownTitle.textContent = readOnly ? t('salvo.spec.waters', { name: sideName(side()) }) : t('salvo.own_title');
+    enemyTitle.textContent = readOnly ? t('salvo.spec.waters', { name: sideName(1 - side()) }) : t('salvo.enemy_title');
     renderOwn();
     renderEnemy();
     renderPlacement();
@@ -692,10 +714,10 @@ export function createScreen(el, ctx) {
       if (!sv) return;
       if (round !== v.round || phase !== sv.phase) startRound();
       update();
-      agent.render(v);
+      if (agent) agent.render(v);
     },
-    relabel() { update(true); agent.relabel(); },
-    destroy() { agent.destroy(); el.replaceChildren(); },
+    relabel() { update(true); if (agent) agent.relabel(); },
+    destroy() { if (agent) agent.destroy(); el.replaceChildren(); },
     describeField,
     describeAutopilot,
   };
