@@ -225,7 +225,7 @@ def test_play_now_lands_two_devices_in_one_game_a_third_watches_it_live_then_rep
     expect(dave.locator(f'#live-games li[data-game="{game_id}"]')).to_contain_text(words("he")["game.salvo"])
     look(dave, "he", "watch")
     dave.click(f'#live-games li[data-game="{game_id}"] a')
-    expect(dave.locator("#spectating")).to_have_text(words("he")["community.spectate.banner"])
+    expect(dave.locator("#spectating strong")).to_have_text(words("he")["community.spectate.banner"])
     expect(dave.locator("#salvo-own")).to_have_css("direction", "ltr")  # A–J left to right in Hebrew too
     look(dave, "he", "spectator")
 
@@ -463,3 +463,66 @@ def test_a_profile_made_here_moves_by_its_link_and_a_reset_stops_the_old_link(
     phone.goto(link)
     expect(phone.locator("#profile-bad")).to_be_visible()
     assert not profile_of(phone)
+
+
+# ------------------------------------------------------------------ the other games, read-only
+
+def public_game(url: str, kind: str, **body: Any) -> str:
+    """A public game of two, started, over the JSON door; its id."""
+    made = post(url, "Lobby/CreateGame", {"game": kind, "seats": 2, "nickname": "ann", "public": True, **body})
+    post(url, "Lobby/JoinGame", {"code": made["code"], "nickname": "bob"})
+    post(url, "Lobby/StartGame", {"game_id": made["game_id"]}, made["secret"])
+    game_id: str = made["game_id"]
+    return game_id
+
+
+def test_an_archipelago_game_watched_then_replayed_read_only(open_page: OpenPage, web_server: Served) -> None:
+    """Two rounds of 4 s that the autopilot plays (nobody is connected): the spectator sees the map
+    every seat explored and no orders, stock or tabs; at the end every unit, in its owner's colour;
+    the replay steps through it from the whole game's view and from a seat's."""
+    url = web_server.url
+    game_id = public_game(url, "archipelago", deadline_seconds=4, archipelago={"max_rounds": 2})
+    page = device(open_page, "he", "phone")
+    page.goto(f"/watch/{game_id}")
+    expect(page.locator("#arch-board")).to_be_visible()
+    expect(page.locator("#spectating")).to_be_visible()
+    if page.get_attribute("#over-slot", "data-over") is None and not page.locator("#game-over").count():
+        for hidden in (".arch-bar", "#stock", ".arch-tabcard", "#done"):
+            expect(page.locator(hidden)).to_be_hidden()
+        expect(page.locator("#arch-board .u")).to_have_count(0)  # no unit is every player's knowledge
+    expect(page.locator("#game-over")).to_be_visible(timeout=40_000)
+    units = post(url, "Community/GetSpectatorView", {"game_id": game_id})["archipelago"]["units"]
+    owners = {u["owner"] for u in units}
+    assert owners == {0, 1}, owners
+    on_board = [u for u in units if not u.get("carrier")]
+    expect(page.locator("#arch-board .u")).to_have_count(len(on_board))
+    fills = set(page.eval_on_selector_all("#arch-board .u rect", "rs => rs.map(r => r.getAttribute('fill'))"))
+    assert len(fills) == 2, f"the units in their two owners' colours: {fills}"
+    expect(page.locator("#tab-units")).to_be_visible()
+    expect(page.locator(".arch-bar")).to_be_hidden()
+    look(page, "he", "spectator-archipelago")
+
+    page.click("#replay-button")
+    where = page.locator("#replay-where")
+    expect(where).to_have_attribute("data-frame", "0")
+    assert int(where.get_attribute("data-frames") or "0") == 3, "a frame after each of rounds 0, 1 and 2 (the last)"
+    page.click("#replay-next")
+    expect(where).to_have_attribute("data-frame", "1")
+    expect(page.locator("#arch-board .u").first).to_be_visible()
+    page.select_option("#replay-seat", "0")
+    expect(page.locator("#stock")).to_be_visible()  # a seat's view: its stock, read-only
+    expect(page.locator(".arch-bar")).to_be_hidden()
+    look(page, "he", "replay-archipelago")
+
+
+def test_an_arcmage_game_watched_read_only(open_page: OpenPage, web_server: Served) -> None:
+    url = web_server.url
+    game_id = public_game(url, "arcmage", speed="SPEED_SLOW", arcmage={"decks": [{"built_in": "Gaian love for life"}]})
+    page = device(open_page, "en", "phone")
+    page.goto(f"/watch/{game_id}")
+    expect(page.locator("#game-area .arc .arc-seat")).to_have_count(2)  # both seats' sides, by name
+    expect(page.locator(".arc-seat.me")).to_have_count(0)
+    for hidden in ("#arc-bar", "#arc-hand-box", "#arc-autopilot"):
+        expect(page.locator(hidden)).to_be_hidden()
+    expect(page.locator("#game-area .arc-card.legal")).to_have_count(0)
+    look(page, "en", "spectator-arcmage")

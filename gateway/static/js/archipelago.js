@@ -146,6 +146,7 @@ export function createScreen(el, ctx) {
   const root = h('div', { class: 'arch' }, h('div', { class: 'arch-boardwrap' }, board, cursorSay, legend), side, eventsBox, bar);
   el.replaceChildren(loading, root);
   root.hidden = true;
+  bar.hidden = Boolean(ctx.readOnly);
 
   // ---------------------------------------------------------------- loading the rules and the tabs
   fetch('/client/archipelago.json')
@@ -394,7 +395,8 @@ export function createScreen(el, ctx) {
 
   function available() {
     const need = reserved();
-    return Object.fromEntries(resources().map((r) => [r, (a.stock[r] || 0) - (need[r] || 0)]));
+    const stock = a.stock || {}; // (a spectator's view has none)
+    return Object.fromEntries(resources().map((r) => [r, (stock[r] || 0) - (need[r] || 0)]));
   }
 
   const affordable = (cost, left) => Object.entries(cost || {}).every(([r, n]) => (left[r] || 0) >= n);
@@ -1687,7 +1689,7 @@ export function createScreen(el, ctx) {
     drawTileInfo();
     drawTabs();
     drawUnitList();
-    drawBuild();
+    if (!ctx.readOnly) drawBuild(); // (a read-only page has no Build tab)
     drawBar();
     if (ctx.setChanged && view) ctx.setChanged(Boolean(view.submitted && running() && !samePending(view.archipelago_pending || {})));
   }

@@ -230,7 +230,8 @@ export function spectateScreen(env, gameId) {
       h('span', { id: 'countdown', class: 'countdown', title: t('game.deadline') }),
       h('span', { class: 'tag watching-tag' }, t('community.spectate.tag')));
     countdown();
-    banner.textContent = view.status === 'GAME_STATUS_OVER' ? t('community.spectate.banner_over') : t('community.spectate.banner');
+    if (view.status === 'GAME_STATUS_OVER') fill(banner, h('strong', {}, t('community.spectate.banner_over')));
+    else fill(banner, h('strong', {}, t('community.spectate.banner')), ' ', h('span', {}, t('community.spectate.banner_hint')));
   }
 
   function renderSide() {
