@@ -91,7 +91,7 @@ def routes(game_known: Callable[[str], Awaitable[bool]] | None = None) -> list[A
         return JSONResponse(rules, headers={"cache-control": "max-age=3600"})
 
     community = [Route(path, page) for path in ("/watch", "/watch/{game_id}", "/replay/{game_id}", "/leaderboard",
-                                                 "/profile", "/players/{handle}")]
+                                                 "/profile", "/players/{handle:path}")]
     return [Route("/", page), Route("/game/{game_id}", game_page), Route("/rejoin", page), *community,
             Route("/join/{code}", join), Route("/client/archipelago.json", rules_json),
             Route("/sw.js", service_worker),

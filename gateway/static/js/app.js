@@ -1,6 +1,8 @@
 // The page: routes, home, lobby, the game shell (header, players, countdown, rejoin link, game over)
 // and the game screens of the registry js/games.js (archipelago, salvo, arcmage), with no branch on a
-// game kind here. Talks to the JSON + WebSocket door only.
+// game kind here. The community pages — Play now on the home page, /watch, /leaderboard, /profile,
+// /players/<handle> (js/community.js), /watch/<id> (js/spectate.js), /replay/<id> (js/replay.js) —
+// get the parts of this shell they use as `env`. Talks to the JSON + WebSocket door only.
 import { call, randomId, Watch } from './api.js';
 import * as community from './community.js';
 import { fill, h, s } from './dom.js';
@@ -982,7 +984,7 @@ async function route() {
   markNav(path);
 }
 
-// The header's links (js/community.js): the one of the page on show is marked.
+// The header's links (index.html: Watch, Leaderboard, Profile): the one of the page on show is marked.
 const nav = document.getElementById('nav');
 i18n.onLang(() => nav.setAttribute('aria-label', t('community.nav.label')));
 function markNav(path) {

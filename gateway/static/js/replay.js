@@ -206,7 +206,6 @@ export function replayScreen(env, gameId) {
   go(0, -1);
 
   return {
-    relabels: true,
     destroy() {
       destroyed = true;
       offLang();

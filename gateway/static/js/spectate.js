@@ -296,7 +296,6 @@ export function spectateScreen(env, gameId) {
   })();
 
   return {
-    relabels: true,
     destroy() {
       destroyed = true;
       offLang();
