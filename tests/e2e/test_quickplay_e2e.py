@@ -304,3 +304,18 @@ def test_a_taken_nickname_gets_a_number_within_24_characters() -> None:
     long = "a" * 23 + " "  # (a variant never ends in a space before its number)
     assert nicknames(long, 2) == [long, "a" * 22 + " 2"]
     assert all(len(n) <= 24 for n in nicknames("n" * 24, 8))
+
+
+async def test_play_now_under_profiles_takes_their_handles_and_links_the_seats(cluster: Cluster, door: str) -> None:
+    """A profile's secret as bearer (community.proto): an empty nickname is the handle, the seat is linked
+    (the players' list shows the handle to everyone)."""
+    await empty_buckets(cluster, "arcmage:fast:2")
+    handles = [f"Q{secrets.token_hex(4)}", f"R{secrets.token_hex(4)}"]
+    made = [await cluster.client(door).create_profile(h) for h in handles]
+    ann, bob = (as_player(cluster.client(door), m.secret) for m in made)
+    first = await ann.quick_play("arcmage", allow_autopilot=True)
+    second = await bob.quick_play("arcmage", nickname="bob")
+    assert (second.game_id, second.status) == (first.game_id, RUNNING)
+    view = await as_player(cluster.client(door), second.secret).view(first.game_id)
+    assert [(p.nickname, p.handle) for p in view.players] == [(handles[0], handles[0]), ("bob", handles[1])]
+    assert (await ann.my_profile()).handle == handles[0]  # the profile secret still acts as the profile
