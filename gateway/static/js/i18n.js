@@ -22,17 +22,25 @@ export function preferredLang() {
   return 'en';
 }
 
-let asked = 0; // the latest setLang: an earlier one that answers later changes nothing
+// The latest setLang wins: an earlier one that answers later changes nothing, and resolves once the
+// latest has (so that whoever awaited it finds the words in).
+let asked = 0;
+let latest = Promise.resolve();
 
-export async function setLang(l, { remember = false } = {}) {
-  if (!LANGS.includes(l)) l = 'en';
+export function setLang(l, options = {}) {
   const mine = ++asked;
+  latest = load(l, options, mine);
+  return latest;
+}
+
+async function load(l, { remember = false } = {}, mine = asked) {
+  if (!LANGS.includes(l)) l = 'en';
   const parts = await Promise.all(NAMESPACES.map(async (ns) => {
     const r = await fetch(`/static/i18n/${l}/${ns}.json`);
     if (!r.ok) throw new Error(`translations ${l}/${ns}: HTTP ${r.status}`);
     return r.json();
   }));
-  if (mine !== asked) return;
+  if (mine !== asked) { await latest; return; }
   table = Object.assign({}, ...parts);
   current = l;
   if (remember) localStorage.setItem('archipelago.lang', l);
