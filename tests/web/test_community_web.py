@@ -360,6 +360,14 @@ def test_leaderboard_profile_and_player_page_after_a_rated_game_in_english_and_h
     sink(ann, dana)
     until(lambda: all(post(url, "Community/GetProfile", {"handle": handle[w]})["ratings"] for w in ("ann", "dana")),
           "both profiles rated", 30)
+    # each player's game-over screen shows both changes (game_over's ratings): ann up, dana down
+    for p in (ann, dana):
+        table = p.locator("#rating-changes")
+        expect(table).to_be_visible()
+        expect(table.locator("tbody tr")).to_have_count(2)
+        expect(table.locator("tr[data-seat='0'] td").nth(2)).to_have_text(re.compile(r"^\+\d"))
+        expect(table.locator("tr[data-seat='1'] td").nth(2)).to_have_text(re.compile(r"^−\d"))
+    expect(dana.locator("#rating-changes caption")).to_have_text(words("he")["over.ratings"])
 
     for lang in ("en", "he"):
         w = words(lang)

@@ -425,6 +425,8 @@ function gameScreen(gameId) {
       chats.push({ ...u.chat, round: u.round });
       if (chats.length > 200) chats.shift();
     }
+    // a rated game's game_over carries each rated seat's change (community.proto RatingChange)
+    if (u.kind === 'game_over' && u.data && Array.isArray(u.data.ratings)) ratingChanges = u.data.ratings;
     refreshSoon();
   }
 
@@ -833,6 +835,20 @@ function gameScreen(gameId) {
     if (kept && controls) showGameError(controls, kept);
   }
 
+  let ratingChanges = null; // from the game_over update of a rated game (a page loaded later: the profile page)
+  function ratingsTable() {
+    if (!ratingChanges || !ratingChanges.length) return null;
+    const signed = (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)}`;
+    return h('table', { id: 'rating-changes' },
+      h('caption', {}, t('over.ratings')),
+      h('thead', {}, h('tr', {}, h('th', {}, t('over.player')), h('th', {}, t('over.rating')), h('th', {}, t('over.change')))),
+      h('tbody', {}, ratingChanges.map((c) => h('tr', { 'data-seat': c.seat },
+        h('td', {}, h('span', { class: 'dot', style: { background: seatColor(Number(c.seat)) } }),
+          h('a', { href: `/players/${encodeURIComponent(c.handle)}`, 'data-nav': true }, c.handle)),
+        h('td', { dir: 'ltr' }, `${Number(c.before).toFixed(1)} → ${Number(c.after).toFixed(1)}`),
+        h('td', { dir: 'ltr' }, signed(Number(c.after) - Number(c.before)))))));
+  }
+
   function renderOver() {
     const outcome = (view[view.game] || {}).outcome;
     if (view.status !== 'GAME_STATUS_OVER' || !outcome) { over.hidden = true; return; }
@@ -851,6 +867,7 @@ function gameScreen(gameId) {
         h('tbody', {}, scores.map((score, seat) => h('tr', { class: winners.includes(seat) ? 'winner' : '' },
           h('td', {}, h('span', { class: 'dot', style: { background: seatColor(seat) } }), nameOf(seat)),
           h('td', {}, String(score)))))),
+      ratingsTable(),
       h('a', { href: '/', 'data-nav': true, class: 'button' }, t('over.new_game')));
   }
 
