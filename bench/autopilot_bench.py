@@ -32,11 +32,11 @@ from typing import Any
 from bench.engine_bench import mid_game_state
 from engine.archipelago import GAME
 from engine.archipelago.fog import update_memory, visible_tiles
-from engine.archipelago.randplay import ViewMap, _reachable
 from engine.archipelago.resolve import compute_control
 from engine.archipelago.standing import DEFAULT_STANDING
 from engine.archipelago.state import State
 from engine.archipelago.units import UNIT_TYPES
+from engine.archipelago.viewmap import ViewMap
 from engine.errors import GameError
 
 WIN_TARGET = 0.80
@@ -143,7 +143,7 @@ def bench_standing(view: dict[str, Any], rnd: random.Random) -> dict[str, Any]:
         if UNIT_TYPES[typ].move == 0 or typ == "flag" or "carrier" in u or rnd.random() > 0.35:
             continue
         start = (u["tile"]["x"], u["tile"]["y"])
-        reach = [t for t in _reachable(vm, typ, start, 8) if t != start]
+        reach = [t for t in vm.reachable(typ, start, 8) if t != start]
         kind = rnd.choice(["hunt", "patrol", "guard", "escort", "move"])
         if kind in ("patrol", "move", "guard") and len(reach) < 2:
             kind = "hunt"

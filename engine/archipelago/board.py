@@ -65,6 +65,13 @@ def step(t: Tile, d: str) -> Tile:
     return (t[0] + dx, t[1] + dy)
 
 
+def around(t: Tile) -> tuple[Tile, ...]:
+    """The four orthogonal neighbours of ``t`` in N, E, S, W order (:data:`DELTA`), off the board
+    or not."""
+    x, y = t
+    return tuple((x + dx, y + dy) for dx, dy in DELTA.values())
+
+
 def dist(a: Tile, b: Tile) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
@@ -119,21 +126,49 @@ def diamond(r: int) -> tuple[Tile, ...]:
 
 
 _NEIGHBOURS: dict[tuple[int, int], dict[Tile, tuple[Tile, ...]]] = {}
+_INDEX: dict[tuple[int, int], list[list[tuple[str, int]]]] = {}
+_INDEX_IDS: dict[tuple[int, int], tuple[tuple[int, ...], ...]] = {}
+
+
+def index_neighbours(width: int, height: int) -> list[list[tuple[str, int]]]:
+    """The board's neighbour table, by tile index ``y * width + x``: (direction, neighbour index)
+    in N, E, S, W order (:data:`DELTA`), in bounds only; one shared table per board size.  Every
+    other neighbour table (by tile, indices only) is read off this one."""
+    table = _INDEX.get((width, height))
+    if table is None:
+        table = []
+        for y in range(height):
+            for x in range(width):
+                row = []
+                for dname, (dx, dy) in DELTA.items():
+                    nx, ny = x + dx, y + dy
+                    if 0 <= nx < width and 0 <= ny < height:
+                        row.append((dname, ny * width + nx))
+                table.append(row)
+        _INDEX[(width, height)] = table
+    return table
+
+
+def index_neighbour_ids(width: int, height: int) -> tuple[tuple[int, ...], ...]:
+    """:func:`index_neighbours` without the directions: by tile index, the neighbours' indices."""
+    table = _INDEX_IDS.get((width, height))
+    if table is None:
+        table = _INDEX_IDS[(width, height)] = tuple(tuple(j for _, j in row)
+                                                    for row in index_neighbours(width, height))
+    return table
 
 
 def _neighbour_table(width: int, height: int) -> dict[Tile, tuple[Tile, ...]]:
-    """Every tile's in-bounds neighbours in N, E, S, W order; one shared table per board size."""
+    """Every tile's in-bounds neighbours in N, E, S, W order (:func:`index_neighbours` by tile)."""
     table = _NEIGHBOURS.get((width, height))
     if table is None:
-        table = {(x, y): tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y))
-                               if 0 <= n[0] < width and 0 <= n[1] < height)
-                 for y in range(height) for x in range(width)}
+        table = {(i % width, i // width): tuple((j % width, j // width) for _, j in row)
+                 for i, row in enumerate(index_neighbours(width, height))}
         _NEIGHBOURS[(width, height)] = table
     return table
 
 
 _WITHIN: dict[tuple[int, int, int], dict[Tile, tuple[Tile, ...]]] = {}
-_INDEX: dict[tuple[int, int], list[list[tuple[str, int]]]] = {}
 
 
 def _within_table(width: int, height: int, r: int) -> dict[Tile, tuple[Tile, ...]]:
@@ -176,8 +211,7 @@ def _tile_list(width: int, height: int) -> list[Tile]:
 
 def cross(t: Tile) -> frozenset[Tile]:
     """``t`` and its four orthogonal neighbours, off the board or not."""
-    x, y = t
-    return frozenset(((x, y), (x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)))
+    return frozenset((t, *around(t)))
 
 
 def _cross_table(width: int, height: int) -> dict[Tile, frozenset[Tile]]:
@@ -195,28 +229,12 @@ def _around_table(width: int, height: int) -> list[int]:
     table = _AROUND.get((width, height))
     if table is None:
         table = []
-        for row in _index_table(width, height):
+        for row in index_neighbours(width, height):
             bits = 0
             for _, j in row:
                 bits |= 1 << j
             table.append(bits)
         _AROUND[(width, height)] = table
-    return table
-
-
-def _index_table(width: int, height: int) -> list[list[tuple[str, int]]]:
-    table = _INDEX.get((width, height))
-    if table is None:
-        table = []
-        for y in range(height):
-            for x in range(width):
-                row = []
-                for dname, (dx, dy) in DELTA.items():
-                    nx, ny = x + dx, y + dy
-                    if 0 <= nx < width and 0 <= ny < height:
-                        row.append((dname, ny * width + nx))
-                table.append(row)
-        _INDEX[(width, height)] = table
     return table
 
 
@@ -324,8 +342,7 @@ class Board:
         got = self._nbrs.get(t)
         if got is not None:
             return got
-        x, y = t  # a tile off the board: its in-bounds neighbours
-        return tuple(n for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)) if self.in_bounds(n))
+        return tuple(n for n in around(t) if self.in_bounds(n))  # a tile off the board
 
     def sea_neighbours(self, t: Tile) -> list[Tile]:
         return [n for n in self.neighbours(t) if n not in self.land]
@@ -413,7 +430,7 @@ class Board:
 
     def neighbour_indices(self) -> list[list[tuple[str, int]]]:
         """By tile index: (direction, neighbour index) in N, E, S, W order, in bounds only."""
-        return _index_table(self.width, self.height)
+        return index_neighbours(self.width, self.height)
 
     def around_bits(self) -> list[int]:
         """By tile index: its in-bounds neighbours as tile bits."""
@@ -556,9 +573,9 @@ def land_groups(land: Iterable[Tile]) -> list[tuple[Tile, ...]]:
         group = [start]
         i = 0
         while i < len(group):
-            x, y = group[i]
+            t = group[i]
             i += 1
-            for n in ((x, y - 1), (x + 1, y), (x, y + 1), (x - 1, y)):
+            for n in around(t):
                 if n in todo:
                     todo.discard(n)
                     group.append(n)

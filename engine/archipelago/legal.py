@@ -39,13 +39,12 @@ the bank takes for 1 of anything, by the resource given (2 for a port the player
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from engine.archipelago.economy import BANK_RATE, PORT_RATE
-from engine.archipelago.orders import OUTPOST_COST, REVEAL_RANGE, STRIKE_COST, STRIKE_RANGE
-from engine.archipelago.randplay import BUILDABLE, DIRS, ViewMap, _passable
-from engine.archipelago.units import RESOURCES, UNIT_TYPES
+from engine.archipelago.rules import OUTPOST_COST, STRIKE_COST, Budget
+from engine.archipelago.units import BUILDABLE, UNIT_TYPES
+from engine.archipelago.viewmap import ViewMap, bank_rates, reach, tile_of
 from engine.archipelago.words import echo
 from engine.errors import InvalidOrder, NotFound
 
@@ -60,11 +59,7 @@ ORDERS_NOTE = ("Each option is legal on its own. Submit {\"units\": [{\"unit\": 
                "affordable together (A20); boarding or leaving a carrier needs it to have no move order (A24); "
                "aircraft must end on an empty land tile you control or are lost (A34).")
 
-__all__ = ["legal_moves"]
-
-
-def _tile(d: Mapping[str, Any]) -> Tile:
-    return (int(d["x"]), int(d["y"]))
+__all__ = ["legal_moves", "unit_moves"]
 
 
 def _xy(t: Tile) -> list[int]:
@@ -76,54 +71,23 @@ def _tiles(ts: set[Tile] | list[Tile]) -> list[list[int]]:
     return [_xy(t) for t in sorted(ts, key=lambda t: (t[1], t[0]))]
 
 
-def _dist(a: Tile, b: Tile) -> int:
-    return abs(a[0] - b[0]) + abs(a[1] - b[1])
-
-
-def _affordable(stock: Mapping[str, Any], cost: Mapping[str, int]) -> bool:
-    return all(int(stock.get(r, 0)) >= n for r, n in cost.items())
-
-
-def _room(vm: ViewMap, t: Tile) -> bool:
-    """An own carrier (not itself cargo) stands on ``t`` with room for one more unit (A24, A35)."""
-    cid = vm.carriers_at.get(t)
-    if cid is None:
-        return False
-    c = vm.own[cid]
-    return len(c.get("cargo") or ()) < UNIT_TYPES[c["type"]].capacity
-
-
 def unit_moves(vm: ViewMap, u: Mapping[str, Any]) -> list[Tile]:
     """Tiles ``u`` may be ordered to (``{"unit", "to"}``) and reach this round (module docstring).
 
-    The same reach as the engine's path planning (:func:`engine.archipelago.orders.plan_path`):
-    explored tiles of the unit's terrain, with an own carrier's tile as a last step for a land unit
-    (boarding); the unit's own tile is not a move."""
+    The view-side reach (:mod:`engine.archipelago.viewmap`: explored tiles of the unit's terrain,
+    as :func:`engine.archipelago.orders.plan_path` plans them) within the unit's move, plus, for a
+    land unit, an own carrier's tile with room for it as a last step (boarding, A24, A35); the
+    unit's own tile is not a move."""
     typ = str(u["type"])
     ut = UNIT_TYPES[typ]
     if ut.move == 0 or (ut.is_flag and "carrier" in u):
         return []  # A91 mines never move; A61 an own flag carried by an enemy takes no order
-    boards = ut.domain == "land" and not ut.is_flag
-    start = _tile(u["tile"])
-    seen = {start}
-    out: list[Tile] = []
-    frontier = [start]
-    for _ in range(ut.move):
-        nxt: list[Tile] = []
-        for t in frontier:
-            for dx, dy in DIRS.values():
-                n = (t[0] + dx, t[1] + dy)
-                if n in seen:
-                    continue
-                if _passable(vm, typ, n):
-                    seen.add(n)
-                    out.append(n)
-                    nxt.append(n)
-                elif boards and vm.terrain(n) not in ("", "?") and _room(vm, n):
-                    seen.add(n)
-                    out.append(n)  # boarding ends the move (A24): not a tile to go on from
-        frontier = nxt
-    return out
+    boarding: set[int] = set()
+    if ut.domain == "land" and not ut.is_flag:
+        boarding = {vm.ix(t) for t, cid in vm.carriers_at.items()
+                    if vm.terrain(t) in ("#", ".") and vm.room(cid) > 0}
+    start = vm.ix(tile_of(u["tile"]))
+    return [vm.xy(i) for i in reach(vm.nb, vm.passable(typ), (start,), ends=boarding, limit=ut.move) if i != start]
 
 
 def unit_actions(vm: ViewMap, u: Mapping[str, Any], stock: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -132,23 +96,15 @@ def unit_actions(vm: ViewMap, u: Mapping[str, Any], stock: Mapping[str, Any]) ->
         return []  # A24 cargo takes no action (nor does an own flag an enemy carries, A61)
     typ = str(u["type"])
     ut = UNIT_TYPES[typ]
-    tile = _tile(u["tile"])
+    tile = tile_of(u["tile"])
+    budget = Budget(stock)
     out: list[dict[str, Any]] = []
-    if (ut.domain == "land" and not ut.is_mine and not ut.is_flag and vm.terrain(tile) == "#"
-            and tile not in vm.home and tile not in vm.outposts and _affordable(stock, OUTPOST_COST)):
+    if vm.outpost_site(typ, tile) and budget.fits(OUTPOST_COST):
         out.append({"action": "outpost"})  # A36
-
-    def targets(ok: Callable[[Mapping[str, Any], int], bool]) -> list[str]:
-        return sorted(str(e["id"]) for e in vm.enemies if ok(e, _dist(_tile(e["tile"]), tile)))
-
-    tg: list[str] = []
-    kind = ""
-    if ut.is_warship:  # A37: an enemy land unit on an adjacent land tile
-        kind, tg = "bombard", targets(lambda e, d: d == 1 and e["domain"] == "land")
-    elif typ == "fighter" and _affordable(stock, STRIKE_COST):  # A38
-        kind, tg = "strike", targets(lambda e, d: d <= STRIKE_RANGE)
-    elif typ == "spy":  # A39
-        kind, tg = "reveal", targets(lambda e, d: d <= REVEAL_RANGE)
+    kind = ("bombard" if ut.is_warship  # A37
+            else "strike" if typ == "fighter" and budget.fits(STRIKE_COST)  # A38
+            else "reveal" if typ == "spy" else None)  # A39
+    tg = sorted(str(e["id"]) for e in vm.targets(kind, tile)) if kind is not None else []
     if tg:
         out.append({"action": kind, "targets": tg})
     return out
@@ -157,24 +113,19 @@ def unit_actions(vm: ViewMap, u: Mapping[str, Any], stock: Mapping[str, Any]) ->
 def builds(vm: ViewMap, stock: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A42: the unit types the player can build now (afforded alone, within the limits), with
     the free tiles a mine may go on and the ships a raft may be bought for."""
-    have: dict[str, int] = {}
-    for u in vm.own.values():
-        have[u["type"]] = have.get(u["type"], 0) + 1
-    free_land = {t for t in vm.control if vm.terrain(t) == "#" and t not in vm.occupied}
-    free_sea = {n for c in vm.control for dx, dy in DIRS.values()
-                for n in [(c[0] + dx, c[1] + dy)] if vm.terrain(n) == "." and n not in vm.occupied}
-    ships = sorted(str(u["id"]) for u in vm.own.values()
-                   if UNIT_TYPES[u["type"]].is_ship and u["type"] != "raft" and not u.get("raft"))
+    have = vm.type_counts
+    budget = Budget(stock)
+    ships = vm.raft_ships()
     out: list[dict[str, Any]] = []
     for typ in BUILDABLE:
         ut = UNIT_TYPES[typ]
         if ut.limit is not None and have.get(typ, 0) >= ut.limit:
             continue
-        if not _affordable(stock, ut.cost):
+        if not budget.fits(ut.cost):
             continue
         b: dict[str, Any] = {"type": typ, "cost": dict(ut.cost), "needs": None}
         if ut.is_mine:
-            spots = free_land if typ == "landmine" else free_sea
+            spots = vm.mine_sites(typ) - vm.occupied
             if not spots:
                 continue
             b["needs"] = "tile"
@@ -188,17 +139,10 @@ def builds(vm: ViewMap, stock: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def bank_rates(vm: ViewMap) -> dict[str, int]:
-    """A52: what the bank takes for 1 of anything, by the resource given."""
-    ports = {str(p["resource"]) for p in vm.v["ports"] if _tile(p["tile"]) in vm.control}
-    return {r: PORT_RATE if r in ports else BANK_RATE for r in RESOURCES}
-
-
 def _deploy_tiles(vm: ViewMap, u: Mapping[str, Any]) -> list[list[int]]:
     """A14 as the engine checks it: land units and aircraft on the home island, ships on sea next to it."""
     if UNIT_TYPES[u["type"]].domain == "sea":
-        return _tiles({n for t in vm.home for dx, dy in DIRS.values()
-                       for n in [(t[0] + dx, t[1] + dy)] if vm.terrain(n) == "."})
+        return _tiles(vm.sea_next_to(vm.home))
     return _tiles(vm.home)
 
 
@@ -224,15 +168,15 @@ def legal_moves(view: Mapping[str, Any], unit: str | None = None) -> dict[str, A
     rnd = int(view["round"])
     if rnd == 0:
         return {"phase": "deployment", "round": 0,
-                "units": [{"unit": uid, "type": vm.own[uid]["type"], "at": _xy(_tile(vm.own[uid]["tile"])),
+                "units": [{"unit": uid, "type": vm.own[uid]["type"], "at": _xy(tile_of(vm.own[uid]["tile"])),
                            "tiles": _deploy_tiles(vm, vm.own[uid])} for uid in ids],
                 "note": DEPLOY_NOTE}
     stock = view["stock"]
     units = []
     for uid in ids:
         u = vm.own[uid]
-        units.append({"unit": uid, "type": u["type"], "at": _xy(_tile(u["tile"])),
+        units.append({"unit": uid, "type": u["type"], "at": _xy(tile_of(u["tile"])),
                       "move": UNIT_TYPES[u["type"]].move, "moves": _tiles(unit_moves(vm, u)),
                       "actions": unit_actions(vm, u, stock)})
     return {"phase": "orders", "round": rnd, "units": units, "builds": builds(vm, stock),
-            "bank": {"rates": bank_rates(vm)}, "note": ORDERS_NOTE}
+            "bank": {"rates": bank_rates(view)}, "note": ORDERS_NOTE}

@@ -56,9 +56,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 
-from engine.archipelago.board import CENTRE_SIZE, Board, Island, Tile
+from engine.archipelago.board import CENTRE_SIZE, DELTA, Board, Island, Tile, index_neighbour_ids
 from engine.rng import Rng
 
 __all__ = [
@@ -99,7 +98,7 @@ BASE_MIN_SEA = 2
 #: "between two neighbouring homes" is nearer to each of them than they are to each other
 HOME_GAP = 6
 
-_DIRECTIONS: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0))  # N E S W (A28)
+_DIRECTIONS: tuple[tuple[int, int], ...] = tuple(DELTA.values())  # N E S W (A28)
 
 # Search parameters, tuned so that a map takes 2-4 attempts on average for every player count (an
 # attempt costs 2-15 ms).
@@ -160,15 +159,6 @@ def generate_map(seed: int, players: int) -> Board:
 
 
 _INF = 1 << 30
-
-
-@lru_cache(maxsize=16)
-def _neighbour_table(width: int, height: int) -> tuple[tuple[int, ...], ...]:
-    """For each index ``y * width + x``, the indices of its in-bounds neighbours (N, E, S, W)."""
-    return tuple(
-        tuple((y + dy) * width + x + dx for dx, dy in _DIRECTIONS
-              if 0 <= x + dx < width and 0 <= y + dy < height)
-        for y in range(height) for x in range(width))
 
 
 def _normalise(cells: Iterable[Tile]) -> list[Tile]:
@@ -246,7 +236,7 @@ class _Layout:
 
     def __init__(self, width: int, height: int, players: int, rng: Rng) -> None:
         self.w, self.h, self.n, self.rng = width, height, players, rng
-        self.nbrs = _neighbour_table(width, height)
+        self.nbrs = index_neighbour_ids(width, height)
         self.land = bytearray(width * height)  # 1 = land
         self.halo = bytearray(width * height)  # 1 = land or 8-adjacent to land
         self.homes: list[list[int]] = []

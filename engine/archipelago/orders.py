@@ -23,29 +23,27 @@ from typing import Any
 
 from engine.archipelago.board import DELTA, Board, Tile, dist, parse_tile, step
 from engine.archipelago.fog import sees_unit, visible_tiles, watch_tiles
+from engine.archipelago.rules import (
+    ACTION_COST,
+    ACTION_RULE,
+    ACTIONS,
+    BOMBARD_RANGE,
+    OUTPOST_COST,
+    PLAN_TERRAIN,
+    REVEAL_RANGE,
+    STRIKE_COST,
+    STRIKE_RANGE,
+)
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import LAND, RESOURCES, SEA, UNIT_TYPES
 from engine.archipelago.words import at, echo, enemy, own, type_name
 from engine.errors import GameError, GameOver, IllegalOrder, InvalidOrder
-
-ACTIONS = ("outpost", "bombard", "strike", "reveal")
-OUTPOST_COST: dict[str, int] = {"food": 1, "wood": 1}
-STRIKE_COST: dict[str, int] = {"fuel": 1}
-STRIKE_RANGE = 5
-REVEAL_RANGE = 2
 
 _TOP_KEYS = frozenset({"units", "builds", "bonus", "deploy"})
 _UNIT_KEYS = frozenset({"unit", "path", "to", "action", "target"})
 _BUILD_KEYS = frozenset({"type", "tile", "ship"})
 #: unit type -> how many steps it moves in a round (``UnitType.move``)
 _MOVE: dict[str, int] = {k: t.move for k, t in UNIT_TYPES.items()}
-#: unit type -> the terrain an A18 search runs over: "home" (a flag: its home island), "land"
-#: (land units but the naval commando), "sea" (ships and sea mines), "any" (aircraft, the naval
-#: commando)
-_PLAN_TERRAIN: dict[str, str] = {
-    k: ("home" if t.is_flag else "land" if t.domain == LAND and k != "navcommando"
-        else "sea" if t.domain == SEA else "any")
-    for k, t in UNIT_TYPES.items()}
 
 
 @dataclass
@@ -169,8 +167,9 @@ class PathPlanner:
         self._carriers: set[Tile] | None = None
 
     def _terrain(self, kind: str, owner: int) -> int:
-        """The tiles of a kind of terrain (:data:`_PLAN_TERRAIN`; ``owner``: the flag's seat) as
-        tile bits."""
+        """The tiles of a kind of terrain (:data:`engine.archipelago.rules.PLAN_TERRAIN`; ``owner``:
+        the flag's seat) as tile bits: the state side's reading of it, the whole board's terrain
+        (the planner keeps the player's explored part)."""
         b = self.board
         if kind == "home":
             return b.home_bits(owner)
@@ -202,7 +201,7 @@ class PathPlanner:
         d_i = dy * w + dx
         if not self.explored >> d_i & 1:
             return None
-        kind = _PLAN_TERRAIN[u.type]
+        kind = PLAN_TERRAIN[u.type]
         key = (kind, u.owner if kind == "home" else -1, d_i)
         if key in self._rings:
             rings = self._rings[key]
@@ -531,8 +530,8 @@ def _check_targeted(state: State, player: int, u: Unit, action: str, target: str
     vis, watch = sight()
     tu = state.units.get(target)
     if tu is None or tu.owner == player or not sees_unit(state, player, tu, vis, watch):
-        raise IllegalOrder(f"{own(state, u)}: no enemy unit you see now is called {echo(target)}", rule=_RULE[action],
-                           field=f + ".target")
+        raise IllegalOrder(f"{own(state, u)}: no enemy unit you see now is called {echo(target)}",
+                           rule=ACTION_RULE[action], field=f + ".target")
     if action == "reveal":
         if ut.id != "spy":
             raise IllegalOrder(f"{own(state, u)}: only a spy reveals ranks", rule="A39", field=f + ".action")
@@ -543,7 +542,7 @@ def _check_targeted(state: State, player: int, u: Unit, action: str, target: str
     elif action == "bombard":
         if not ut.is_warship:
             raise IllegalOrder(f"{own(state, u)}: only a warship bombards", rule="A37", field=f + ".action")
-        if dist(u.tile, tu.tile) != 1 or tu.tile not in state.board.land:
+        if dist(u.tile, tu.tile) != BOMBARD_RANGE or tu.tile not in state.board.land:
             raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is not on an adjacent land tile",
                                rule="A37", field=f + ".target")
         if UNIT_TYPES[tu.type].domain == "air":
@@ -557,9 +556,6 @@ def _check_targeted(state: State, player: int, u: Unit, action: str, target: str
             raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is beyond distance {STRIKE_RANGE}",
                                rule="A38",
                                field=f + ".target")
-
-
-_RULE = {"reveal": "A39", "bombard": "A37", "strike": "A38"}
 
 
 def _check_carriers(state: State, player: int, out: Parsed, units: list[Any]) -> None:
@@ -592,12 +588,8 @@ def _check_carriers(state: State, player: int, out: Parsed, units: list[Any]) ->
 def _check_affordable(state: State, player: int, out: Parsed) -> None:
     need = {r: 0 for r in RESOURCES}
     for kind, _ in out.actions.values():
-        if kind == "outpost":
-            for r, n in OUTPOST_COST.items():
-                need[r] += n
-        elif kind == "strike":
-            for r, n in STRIKE_COST.items():
-                need[r] += n
+        for r, n in ACTION_COST.get(kind, {}).items():
+            need[r] += n
     for b in out.builds:
         for r, n in UNIT_TYPES[b.type].cost.items():
             need[r] += n
@@ -664,3 +656,9 @@ def _check_build(state: State, player: int, b: Build, f: str, out: Parsed, sight
             raise IllegalOrder(f"no ship of yours is called {echo(b.ship)}", rule="A33", field=f + ".ship")
         if s.raft or any(x.ship == s.id for x in out.builds):
             raise IllegalOrder(f"{own(state, s)} already has a raft", rule="A33", field=f + ".ship")
+
+
+# (OUTPOST_COST ... STRIKE_RANGE: the action rules of engine.archipelago.rules, which the web client's
+# tables read here)
+__all__ = ["OUTPOST_COST", "REVEAL_RANGE", "STRIKE_COST", "STRIKE_RANGE", "Build", "Parsed", "PathPlanner",
+           "parse_orders", "passable", "plan_path", "unreachable"]

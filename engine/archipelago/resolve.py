@@ -60,7 +60,21 @@ from typing import Any
 
 from engine.archipelago.board import DELTA, Tile, dist, tie_key, tile_dict
 from engine.archipelago.fog import sees_unit, sight, update_memory, watch_tiles
-from engine.archipelago.orders import OUTPOST_COST, Parsed, parse_orders
+from engine.archipelago.orders import Parsed, parse_orders
+from engine.archipelago.rules import (
+    BOMBARD_RANGE,
+    ENTRANT,
+    HOLDER,
+    OUTPOST_COST,
+    REVEAL_RANGE,
+    STRIKE_COST,
+    STRIKE_RANGE,
+    bombard_hits,
+    can_pay,
+    duel,
+    pay,
+    strike_hits,
+)
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import A66_TYPES, AIR, LAND, RESOURCES, SEA, UNIT_TYPES
 
@@ -71,7 +85,6 @@ SCORE_CENTRE = 3
 SCORE_RING = 2
 SCORE_OUTPOST = 1
 FLAG_SCORE = 5
-STRENGTH = {k: t.duel_strength for k, t in UNIT_TYPES.items()}
 DOMAIN = {k: t.domain for k, t in UNIT_TYPES.items()}
 CAPACITY = {k: t.capacity for k, t in UNIT_TYPES.items()}
 SHIP_TYPES = frozenset(k for k, t in UNIT_TYPES.items() if t.is_ship)
@@ -285,22 +298,8 @@ class Resolver:
     def duel(self, a: Unit, b: Unit, a_att: bool, b_att: bool, tile: Tile, entering_b: bool,
              entering_a: bool = False) -> str | None:
         """Fight a (holder) against b (entrant).  Returns the winner's id or None for a tie."""
-        ta, tb = a.type, b.type
-        da = DOMAIN[ta]
-        if da == AIR:  # a parked aircraft entered (A34, A93)
-            win: str | None = b.id
-        elif ta == "landmine":
-            win = b.id if tb in ("engineer", "commando") else a.id
-        elif ta == "seamine":
-            win = b.id if tb == "navcommando" else a.id
-        else:
-            sa = a_att and _special(ta, tb)
-            sb = b_att and _special(tb, ta)
-            if sa != sb:
-                win = a.id if sa else b.id
-            else:
-                xa, xb = STRENGTH[ta], STRENGTH[tb]
-                win = a.id if xa > xb else b.id if xb > xa else None
+        won = duel(a.type, b.type, a_att, b_att)  # (a parked aircraft entered: A34, A93)
+        win = a.id if won == HOLDER else b.id if won == ENTRANT else None
         self.s.pstates[a.owner].revealed.add(b.id)
         self.s.pstates[b.owner].revealed.add(a.id)
         died = [x for x in (a, b) if win != x.id]
@@ -328,7 +327,7 @@ class Resolver:
                     continue
                 spy, tu = units.get(uid), units.get(target or "")
                 if (spy is None or tu is None or spy.type != "spy" or spy.carrier is not None
-                        or tu.owner == p or tu.carrier is not None or dist(spy.tile, tu.tile) > 2):
+                        or tu.owner == p or tu.carrier is not None or dist(spy.tile, tu.tile) > REVEAL_RANGE):
                     continue
                 self.s.pstates[p].revealed.add(tu.id)
                 self.event("reveal", tu.tile, {p}, {"units": [{"id": tu.id, "owner": tu.owner,
@@ -345,20 +344,21 @@ class Resolver:
                     continue
                 tt = UNIT_TYPES[tu.type]
                 if kind == "bombard":
-                    if (not UNIT_TYPES[a.type].is_warship or dist(a.tile, tu.tile) != 1
+                    if (not UNIT_TYPES[a.type].is_warship or dist(a.tile, tu.tile) != BOMBARD_RANGE
                             or tu.tile not in self.b.land or tt.domain != LAND):
                         continue
-                    hit = tt.strength is not None and tt.strength < STRENGTH[a.type]
+                    hit = bombard_hits(a.type, tu.type)
                 else:
-                    if a.type != "fighter" or dist(a.tile, tu.tile) > 5 or ps.stock["fuel"] < 1:
+                    if (a.type != "fighter" or dist(a.tile, tu.tile) > STRIKE_RANGE
+                            or not can_pay(ps.stock, STRIKE_COST)):
                         continue
                     if p not in watch:
                         watch[p] = watch_tiles(self.s, p)
                         start_vis[p] = set(self.b.tiles_of(start_bits[p]))
                     if not sees_unit(self.s, p, tu, start_vis[p], watch[p]):
                         continue
-                    ps.stock["fuel"] -= 1
-                    hit = not (tt.is_mine or tt.is_flag or tu.type == "submarine" or tt.domain == AIR)
+                    pay(ps.stock, STRIKE_COST)
+                    hit = strike_hits(tu.type)
                 ps.revealed.add(tu.id)
                 units_data = [{"id": tu.id, "owner": tu.owner, "type": tu.type, **({"died": True} if hit else {})}]
                 if not hit:
@@ -807,11 +807,10 @@ class Resolver:
                 if (ut.domain != LAND or ut.is_mine or ut.is_flag or t not in self.b.land
                         or self.b.is_home_of(t, p) or t in s.outposts):
                     continue
-                if any(stock[r] < n for r, n in OUTPOST_COST.items()):
+                if not can_pay(stock, OUTPOST_COST):
                     self.event("outpost_skipped", t, {p}, {"units": [{"id": uid, "owner": p}]})
                     continue
-                for r, n in OUTPOST_COST.items():
-                    stock[r] -= n
+                pay(stock, OUTPOST_COST)
                 s.outposts[t] = p
                 self.event("outpost", t, {p}, {"units": [{"id": uid, "owner": p}], "owner": p},
                            observed={"owner": p})
@@ -833,7 +832,7 @@ class Resolver:
                     if (p, bl.type) in limited:
                         self.event("build_skipped", None, {p}, {**data, "reason": "limit"})
                         continue
-                if any(stock[r] < n for r, n in ut.cost.items()):
+                if not can_pay(stock, ut.cost):
                     self.event("build_skipped", None, {p}, {**data, "reason": "unaffordable"})
                     continue
                 spot: Tile | None = None
@@ -870,8 +869,7 @@ class Resolver:
                 if bl.type != "raft" and spot is None:
                     self.event("build_refunded", None, {p}, {**data, "reason": "no free tile"})
                     continue
-                for r, n in ut.cost.items():
-                    stock[r] -= n
+                pay(stock, ut.cost)
                 if ship is not None:
                     ship.raft = True
                     self.event("build", ship.tile, {p}, {**data, "ship": ship.id})
@@ -982,17 +980,6 @@ def _tile_yx(t: Tile) -> tuple[int, int]:
 
 def _yx(item: tuple[Tile, Any]) -> tuple[int, int]:
     return (item[0][1], item[0][0])
-
-
-def _special(att: str, dfn: str) -> bool:
-    """A29 winning special rules for ``att`` attacking ``dfn``."""
-    if att == "commando":
-        return dfn == "rank13"
-    if att == "submarine":
-        return dfn in SHIP_TYPES and dfn != "submarine"
-    if att == "navcommando":
-        return dfn == "saar6"
-    return False
 
 
 def production(state: State) -> dict[int, dict[str, int]]:

@@ -13,7 +13,7 @@ from collections import Counter
 from functools import cache
 
 from engine.actions import MAX_CHAT_LEN, MAX_CHATS
-from engine.archipelago import autopilot, economy, fog, mapgen, orders, resolve, standing
+from engine.archipelago import autopilot, economy, fog, mapgen, rules, standing
 from engine.archipelago.board import CENTRE_SIZE
 from engine.archipelago.game import DEFAULT_MAX_ROUNDS, MAX_PLAYERS, MIN_PLAYERS
 from engine.archipelago.units import RESOURCES, STARTING_STOCK, STARTING_UNITS, TARGETS, UNIT_TYPES, WARSHIPS, UnitType
@@ -132,16 +132,16 @@ def blocks() -> dict[str, str]:
         "max_rounds": str(DEFAULT_MAX_ROUNDS),
         "bank_rate": str(economy.BANK_RATE),
         "port_rate": str(economy.PORT_RATE),
-        "outpost_cost": counted(orders.OUTPOST_COST, RESOURCES),
-        "strike_cost": counted(orders.STRIKE_COST, RESOURCES),
-        "strike_range": str(orders.STRIKE_RANGE),
-        "reveal_range": str(orders.REVEAL_RANGE),
+        "outpost_cost": counted(rules.OUTPOST_COST, RESOURCES),
+        "strike_cost": counted(rules.STRIKE_COST, RESOURCES),
+        "strike_range": str(rules.STRIKE_RANGE),
+        "reveal_range": str(rules.REVEAL_RANGE),
         "outpost_sight": str(fog.OUTPOST_SIGHT),
         "base_sight": str(fog.BASE_SIGHT),
-        "flag_score": str(resolve.FLAG_SCORE),
-        "score_centre": str(resolve.SCORE_CENTRE),
-        "score_ring": str(resolve.SCORE_RING),
-        "score_outpost": str(resolve.SCORE_OUTPOST),
+        "flag_score": str(rules.FLAG_SCORE),
+        "score_centre": str(rules.SCORE_CENTRE),
+        "score_ring": str(rules.SCORE_RING),
+        "score_outpost": str(rules.SCORE_OUTPOST),
         "warships": _warships(),
         "max_queue": str(standing.MAX_QUEUE),
         "min_waypoints": str(standing.MIN_WAYPOINTS),

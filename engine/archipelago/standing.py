@@ -91,11 +91,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.archipelago.economy import BANK_RATE, PORT_RATE
-from engine.archipelago.randplay import ViewMap, _passable, _reachable
+from engine.archipelago.economy import BANK_RATE
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
 from engine.archipelago.view import view as player_view
+from engine.archipelago.viewmap import ViewMap, bank_rates
 from engine.archipelago.words import at, echo, own_unit
 from engine.errors import GameError, IllegalOrder, InvalidOrder
 
@@ -139,7 +139,7 @@ _ORDER_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 Tile = tuple[int, int]
 
 __all__ = ["DEFAULT_STANDING", "MAX_QUEUE", "MAX_WAYPOINTS", "MIN_WAYPOINTS", "POSTURES", "UNIT_ORDERS",
-           "bank_rates", "check_standing", "default_standing", "parse_standing", "standing_actions",
+           "check_standing", "default_standing", "parse_standing", "standing_actions",
            "standing_after_round"]
 
 
@@ -406,10 +406,9 @@ def _check_unit(vm: ViewMap, e: Mapping[str, Any], f: str) -> None:
         tiles.append((_pt(w), f"{f}.waypoints[{k}]"))
     if not tiles:
         return
-    start = _pt(u["tile"])
-    reach = set(_reachable(vm, typ, start, vm.w * vm.h))
+    reach = set(vm.reachable(typ, _pt(u["tile"]), vm.w * vm.h))
     for t, fld in tiles:
-        if t not in reach or (t != start and not _passable(vm, typ, t)):
+        if t not in reach:
             raise IllegalOrder(f"{_own(vm, u)}: {at(t)} cannot be reached over your explored terrain",
                                rule="A72", field=fld)
 
@@ -464,16 +463,6 @@ def standing_after_round(standing: Mapping[str, Any] | None, orders_used: Mappin
 
 
 # -- A74: automatic trades --------------------------------------------------------------------------
-
-def bank_rates(view: Mapping[str, Any]) -> dict[str, int]:
-    """A52 from the view: 2 for a resource whose port the player controls, else 4."""
-    control = {_pt(t) for t in view.get("control") or ()}
-    rates = dict.fromkeys(RESOURCES, BANK_RATE)
-    for p in view.get("ports") or ():
-        if _pt(p["tile"]) in control:
-            rates[p["resource"]] = PORT_RATE
-    return rates
-
 
 def standing_actions(view: Mapping[str, Any], standing: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """A74: the ``act`` actions the player's trade rules take now (module docstring), from its view.

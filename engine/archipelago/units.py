@@ -117,6 +117,12 @@ UNIT_TYPES: dict[str, UnitType] = {t.id: t for t in _TABLE}
 
 WARSHIPS: frozenset[str] = frozenset({"saar6", "saar5", "saar45", "shaldag", "dvora"})
 
+#: the unit types that take cargo (ships with a capacity, the transport plane: A24, A35)
+CARRIERS: frozenset[str] = frozenset(t.id for t in _TABLE if t.is_carrier)
+
+#: the unit types a player may build (A42), in table order
+BUILDABLE: tuple[str, ...] = tuple(t.id for t in _TABLE if t.buildable)
+
 #: builds that earn the one-time +1 of A66 (ships bigger than a Dvora, any aircraft)
 A66_TYPES: frozenset[str] = frozenset({"shaldag", "saar45", "saar5", "saar6", "submarine",
                                        "fighter", "transport"})

@@ -15,9 +15,8 @@ import pytest
 from engine.archipelago import GAME as AG
 from engine.archipelago.economy import bank_rate
 from engine.archipelago.orders import plan_path
-from engine.archipelago.randplay import BUILDABLE
 from engine.archipelago.state import State
-from engine.archipelago.units import RESOURCES, UNIT_TYPES
+from engine.archipelago.units import BUILDABLE, RESOURCES, UNIT_TYPES
 from engine.base import canonical_json
 from engine.errors import GameError, InvalidOrder, NotFound, NotYourTurn
 from engine.salvo import GAME as SG

@@ -16,7 +16,6 @@ from engine.archipelago.board import DIRS, Tile
 from engine.archipelago.fog import visible_tiles, watch_tiles
 from engine.archipelago.orders import (
     _MOVE,
-    _PLAN_TERRAIN,
     Parsed,
     PathPlanner,
     _carrier_on,
@@ -25,6 +24,7 @@ from engine.archipelago.orders import (
     parse_orders,
     passable,
 )
+from engine.archipelago.rules import PLAN_TERRAIN
 from engine.archipelago.state import State, Unit
 from engine.archipelago.units import UNIT_TYPES
 from engine.errors import GameError
@@ -39,7 +39,7 @@ def test_move_table_is_each_types_move() -> None:
 
 
 def test_plan_terrain_is_where_passable_lets_the_unit_go() -> None:
-    """``_PLAN_TERRAIN`` names the tiles :func:`passable` allows a unit of that type (A23, A60)."""
+    """``PLAN_TERRAIN`` names the tiles :func:`passable` allows a unit of that type (A23, A60)."""
     rng = random.Random(5)
     for _ in range(40):
         rows = random_board(rng)
@@ -50,7 +50,7 @@ def test_plan_terrain_is_where_passable_lets_the_unit_go() -> None:
         for typ in TYPES:
             u = Unit("x", 0, typ, (0, 0))
             want = {t for t in tiles if passable(st, u, t)}
-            assert set(b.tiles_of(planner._terrain(_PLAN_TERRAIN[typ], 0))) == want, (typ, rows)
+            assert set(b.tiles_of(planner._terrain(PLAN_TERRAIN[typ], 0))) == want, (typ, rows)
 
 
 def test_planner_carrier_tiles_are_where_carrier_on_finds_one() -> None:

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from engine.archipelago import GAME
-from engine.archipelago.randplay import ViewMap, _reachable
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
+from engine.archipelago.viewmap import ViewMap
 from engine.base import canonical_json, standing_of, state_hash
 from engine.errors import GameError, IllegalOrder, InvalidOrder
 from engine.salvo import GAME as SALVO
@@ -587,7 +587,7 @@ def random_standing(v: dict[str, Any], rnd: random.Random) -> dict[str, Any]:
             units.append({"unit": uid, "order": "stay"})
             continue
         start = (u["tile"]["x"], u["tile"]["y"])
-        reach = [t for t in _reachable(vm, typ, start, 12) if t != start]
+        reach = [t for t in vm.reachable(typ, start, 12) if t != start]
         kinds = ["stay", "escort"] + (["move", "patrol"] if reach else [])
         if typ != "flag":
             kinds += ["hunt", "guard", "guard"]
