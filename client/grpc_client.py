@@ -11,10 +11,10 @@ from google.protobuf.message import Message
 from archipelago.v1 import community_pb2, community_pb2_grpc, game_pb2, game_pb2_grpc, lobby_pb2_grpc
 from client.base import BaseClient, M
 from client.errors import ApiError
+from engine.errors import HTTP_OF_STATUS
 
-HTTP_OF = {"OK": 200, "INVALID_ARGUMENT": 400, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403,
-           "NOT_FOUND": 404, "ALREADY_EXISTS": 409, "FAILED_PRECONDITION": 409, "ABORTED": 409,
-           "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
+#: a gRPC status's HTTP status (the error table's, engine/errors.py; any other status: 500)
+HTTP_OF = {"OK": 200, **HTTP_OF_STATUS}
 
 
 def api_error(err: grpc.aio.AioRpcError) -> ApiError:

@@ -1,14 +1,21 @@
-"""The engine's error tree (one table in the gateway maps each code to gRPC, HTTP and MCP).
+"""The engine's error tree, and the one table of how each code travels (:data:`WIRE`).
 
 Every error names what was wrong: the ``field`` (a path into the request such as ``shots[2]`` or
 ``orders.u3f9.path[1]``), the ``rule`` id of the spec it breaks (``S5``, ``A24``) and a
 human-readable ``reason``.  Its message reads ``"<field>: rule <rule>: <reason>"`` (a part left out
 when the error has no field or no rule).  Errors are ``ValueError`` subclasses, as in python-chess.
 Each class has a stable ``code`` (``order/illegal``): clients branch on codes, never on messages.
+
+:data:`WIRE` gives each code its gRPC status *name*, HTTP status and whether a retry may help, as plain
+data (no gRPC here: the clients import it too; :mod:`gateway.errors` maps the names to gRPC's codes).
+An error travels as the dict of :meth:`GameError.to_dict` (what every door sends; a shard adds the
+``reason``) and comes back as its class through :func:`from_dict`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 MAX_FIELD_LEN = 80
@@ -37,8 +44,11 @@ class GameError(ValueError):
         super().__init__(format_message(self.field, self.rule, self.reason))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": str(self), "rule": self.rule, "field": self.field,
-                "reason": self.reason}
+        """The error as every door sends it: ``code``, ``field`` and ``rule`` ("" when none), ``message``,
+        and its :data:`WIRE` row (``status``: the gRPC status name, ``http_status``, ``retry``)."""
+        wire = wire_of(self)
+        return {"code": self.code, "field": self.field or "", "rule": self.rule or "", "message": str(self),
+                "status": wire.status, "http_status": wire.http, "retry": wire.retry}
 
 
 class InvalidOrder(GameError):
@@ -151,3 +161,66 @@ class Internal(GameError):
     """A bug on the server's side; the request changed nothing the client was told about."""
 
     code = "server/internal"
+
+
+@dataclass(frozen=True)
+class Wire:
+    """How an error code travels: its gRPC status name, its HTTP status, and whether the same request
+    may succeed later unchanged (MCP agents and clients back off)."""
+
+    status: str
+    http: int
+    retry: bool
+
+
+#: error class -> its row; one row per code, every code of the tree (the README's table is made from it)
+WIRE: dict[type[GameError], Wire] = {
+    InvalidOrder: Wire("INVALID_ARGUMENT", 400, False),
+    TooLarge: Wire("INVALID_ARGUMENT", 413, False),
+    IllegalOrder: Wire("INVALID_ARGUMENT", 422, False),
+    KeyReused: Wire("INVALID_ARGUMENT", 422, False),
+    NotYourTurn: Wire("FAILED_PRECONDITION", 409, True),
+    NotStarted: Wire("FAILED_PRECONDITION", 409, True),
+    GameOver: Wire("FAILED_PRECONDITION", 409, False),
+    NotOver: Wire("FAILED_PRECONDITION", 409, True),
+    StaleVersion: Wire("ABORTED", 409, False),
+    RateLimited: Wire("RESOURCE_EXHAUSTED", 429, True),
+    Throttled: Wire("RESOURCE_EXHAUSTED", 429, True),
+    NotFound: Wire("NOT_FOUND", 404, False),
+    Conflict: Wire("FAILED_PRECONDITION", 409, False),
+    AlreadyExists: Wire("ALREADY_EXISTS", 409, False),
+    PermissionDenied: Wire("PERMISSION_DENIED", 403, False),
+    Unauthenticated: Wire("UNAUTHENTICATED", 401, False),
+    Unavailable: Wire("UNAVAILABLE", 503, True),
+    Internal: Wire("INTERNAL", 500, True),
+    GameError: Wire("INVALID_ARGUMENT", 400, False),
+}
+#: code -> its class
+BY_CODE: dict[str, type[GameError]] = {cls.code: cls for cls in WIRE}
+#: gRPC status name -> the HTTP status of its first row (its general meaning): for an error whose code
+#: is not known, such as one of the transport
+HTTP_OF_STATUS: dict[str, int] = {}
+for _wire in WIRE.values():
+    HTTP_OF_STATUS.setdefault(_wire.status, _wire.http)
+
+
+def row_class(err: GameError) -> type[GameError]:
+    """The class whose row of :data:`WIRE` ``err`` travels by: its own, or its nearest ancestor's that has
+    one (a class of another module, such as a deck's error, subclasses one of the tree)."""
+    for cls in type(err).__mro__:
+        if cls in WIRE:
+            return cls
+    return Internal
+
+
+def wire_of(err: GameError) -> Wire:
+    """The row of ``err`` in :data:`WIRE`."""
+    return WIRE[row_class(err)]
+
+
+def from_dict(d: Mapping[str, Any]) -> GameError:
+    """An error sent as data (:meth:`GameError.to_dict`, a shard's with its ``reason``) rebuilt as the class
+    of its code (an unknown code: :class:`Internal`)."""
+    cls = BY_CODE.get(str(d.get("code") or ""), Internal)
+    reason = str(d.get("reason") or d.get("message") or "")
+    return cls(reason, rule=d.get("rule") or None, field=d.get("field") or None)

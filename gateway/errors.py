@@ -1,4 +1,7 @@
-"""The one error table: each error code with its gRPC status, HTTP status and MCP meaning.
+"""The error table as the doors use it: each code with its gRPC status, HTTP status and MCP meaning.
+
+The table itself is :data:`engine.errors.WIRE` (status *names*, so that clients read it without gRPC);
+here its names become ``grpc.StatusCode`` and its rows gain their documentation.
 
 Every door reports an error with the same four fields — ``code`` (stable, from this table),
 ``field`` (what in the request was wrong, or empty), ``rule`` (the spec's rule id, or empty) and
@@ -17,7 +20,7 @@ from typing import Any
 import grpc
 
 from engine import errors as E
-from services.store import is_outage as store_outage
+from services.errors import as_game_error
 
 
 @dataclass(frozen=True)
@@ -29,67 +32,23 @@ class ErrorKind:
     doc: str
 
 
-def _kind(cls: type[E.GameError], status: grpc.StatusCode, http: int, retry: bool = False) -> ErrorKind:
-    return ErrorKind(cls.code, status, http, retry, " ".join((cls.__doc__ or "").split()))
-
-
-S = grpc.StatusCode
-#: error class -> its row; one row per code, every code of the engine's tree
+#: error class -> its row; one row per code, every code of the engine's tree (:data:`engine.errors.WIRE`
+#: with its gRPC status)
 TABLE: dict[type[E.GameError], ErrorKind] = {
-    cls: _kind(cls, status, http, retry) for cls, status, http, retry in (
-        (E.InvalidOrder, S.INVALID_ARGUMENT, 400, False),
-        (E.TooLarge, S.INVALID_ARGUMENT, 413, False),
-        (E.IllegalOrder, S.INVALID_ARGUMENT, 422, False),
-        (E.KeyReused, S.INVALID_ARGUMENT, 422, False),
-        (E.NotYourTurn, S.FAILED_PRECONDITION, 409, True),
-        (E.NotStarted, S.FAILED_PRECONDITION, 409, True),
-        (E.GameOver, S.FAILED_PRECONDITION, 409, False),
-        (E.NotOver, S.FAILED_PRECONDITION, 409, True),
-        (E.StaleVersion, S.ABORTED, 409, False),
-        (E.RateLimited, S.RESOURCE_EXHAUSTED, 429, True),
-        (E.Throttled, S.RESOURCE_EXHAUSTED, 429, True),
-        (E.NotFound, S.NOT_FOUND, 404, False),
-        (E.Conflict, S.FAILED_PRECONDITION, 409, False),
-        (E.AlreadyExists, S.ALREADY_EXISTS, 409, False),
-        (E.PermissionDenied, S.PERMISSION_DENIED, 403, False),
-        (E.Unauthenticated, S.UNAUTHENTICATED, 401, False),
-        (E.Unavailable, S.UNAVAILABLE, 503, True),
-        (E.Internal, S.INTERNAL, 500, True),
-        (E.GameError, S.INVALID_ARGUMENT, 400, False),
-    )
+    cls: ErrorKind(cls.code, grpc.StatusCode[wire.status], wire.http, wire.retry, " ".join((cls.__doc__ or "").split()))
+    for cls, wire in E.WIRE.items()
 }
-BY_CODE: dict[str, type[E.GameError]] = {cls.code: cls for cls in TABLE}
+BY_CODE = E.BY_CODE
+from_dict = E.from_dict  # an error a shard returned as data, rebuilt as the engine's error class of its code
 
 
 def kind_of(err: E.GameError) -> ErrorKind:
-    for cls in type(err).__mro__:
-        if cls in TABLE:
-            return TABLE[cls]
-    return TABLE[E.Internal]
-
-
-def from_dict(d: dict[str, Any]) -> E.GameError:
-    """An error a shard returned as data, rebuilt as the engine's error class of its code."""
-    cls = BY_CODE.get(str(d.get("code") or ""), E.Internal)
-    reason = str(d.get("reason") or d.get("message") or "")
-    return cls(reason, rule=d.get("rule") or None, field=d.get("field") or None)
-
-
-def as_game_error(exc: BaseException) -> E.GameError:
-    """Any exception as an error a client may see: an outage of a dependency is Unavailable (retry
-    later; never its address), anything else unexpected a bare Internal."""
-    if isinstance(exc, E.GameError):
-        return exc
-    if store_outage(exc):
-        return E.Unavailable("the game store does not answer right now; retry in a few seconds")
-    return E.Internal(f"internal error ({type(exc).__name__})")
+    return TABLE[E.row_class(err)]
 
 
 def to_dict(err: E.GameError) -> dict[str, Any]:
-    """The four fields every door sends, plus the status names."""
-    k = kind_of(err)
-    return {"code": err.code, "field": err.field or "", "rule": err.rule or "", "message": str(err),
-            "status": k.grpc.name, "http_status": k.http, "retry": k.retry}
+    """The four fields every door sends, plus the status names (:meth:`engine.errors.GameError.to_dict`)."""
+    return err.to_dict()
 
 
 def retry_after_s(err: E.GameError) -> int | None:
@@ -121,3 +80,7 @@ def markdown_table() -> str:
             continue
         rows.append(f"| `{k.code}` | {k.grpc.name} | {k.http} | {'yes' if k.retry else 'no'} | {k.doc} |")
     return "\n".join(rows)
+
+
+__all__ = ["BY_CODE", "TABLE", "ErrorKind", "as_game_error", "from_dict", "http_headers", "kind_of", "markdown_table",
+           "retry_after_s", "to_dict", "trailers"]

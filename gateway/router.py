@@ -13,9 +13,8 @@ from typing import Any
 from opentelemetry import trace
 from prometheus_client import Counter, Gauge, Histogram
 
-from engine.errors import Conflict, NotFound, Unavailable
+from engine.errors import Conflict, NotFound, Unavailable, from_dict
 from gateway.cache import CACHE_ENTRIES, LRU
-from gateway.errors import from_dict
 from services import tracing
 from services.hop import HopClient, HopLost
 from services.placement import rendezvous

@@ -23,12 +23,13 @@ from typing import Any, TypeVar
 from engine import GAMES
 from engine.errors import NotFound
 from services import gctune, metrics, tracing
+from services.errors import error_dict
 from services.game_actor import RUNNING, GameActor, Retention, wall_ms
 from services.hop import HopServer
 from services.notify.config import WarnPolicy
 from services.replay import ReplayCache
 from services.shard_api import METHODS, ShardApi
-from services.store import JournalConflict, Store, is_outage
+from services.store import JournalConflict, Store
 
 log = logging.getLogger(__name__)
 
@@ -455,20 +456,6 @@ def in_ray_actor() -> bool:
         return bool(ray.is_initialized() and ray.get_runtime_context().get_actor_id() is not None)
     except Exception:
         return False
-
-
-def error_dict(exc: BaseException) -> dict[str, Any]:
-    from engine.errors import GameError
-
-    if isinstance(exc, GameError):
-        return {"type": type(exc).__name__, **exc.to_dict()}
-    if is_outage(exc):  # Redis down: a state of the world, not a bug (no traceback, no address)
-        reason = "the game store does not answer right now; retry in a few seconds"
-        return {"type": "Unavailable", "code": "server/unavailable", "message": reason, "rule": None,
-                "field": None, "reason": reason}
-    reason = f"internal error ({type(exc).__name__}); the request may not have been applied"
-    return {"type": "Internal", "code": "server/internal", "message": reason, "rule": None, "field": None,
-            "reason": reason}
 
 
 class GameShard:

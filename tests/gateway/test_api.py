@@ -18,7 +18,8 @@ from engine.errors import KeyReused, Unavailable
 from gateway import errors
 from gateway.api import ApiConfig, PlayerAPI
 from services.cluster import RedisProcess
-from services.shard import ShardCore, error_dict
+from services.errors import error_dict
+from services.shard import ShardCore
 from services.shard_api import ShardApi, typed
 from services.store import Store
 

@@ -23,7 +23,8 @@ from gateway.app import Readiness
 from gateway.grpc_door import build_server
 from gateway.http import build_app
 from services.cluster import RedisProcess, start_redis_server
-from services.shard import ShardCore, error_dict
+from services.errors import error_dict
+from services.shard import ShardCore
 from services.store import Store
 from tests.gateway.test_api import LocalRouter
 
