@@ -1,14 +1,14 @@
 """The `archipelago` command: serve, create, join, bot, play, notify, replay, admin.
 
-Only `serve` imports the server (gateway, services, Ray); the client commands import the client alone
-(`replay`: the engine and the pure services.replay, no Redis or Ray)."""
+`serve` is the server's command (:mod:`gateway.serve`): :func:`main` hands it over, and nothing else here
+imports the server (gateway, services, Ray); the client commands import the client alone (`replay`:
+the engine and the pure services.replay, no Redis or Ray)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import secrets
 import shlex
@@ -24,9 +24,7 @@ if TYPE_CHECKING:
     from client.base import BaseClient
 
 T = TypeVar("T")
-DEFAULT_GRPC_PORT = 50051
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_DATA_DIR = "var"
+DEFAULT_GRPC_PORT = 50051  # where `archipelago serve` listens by default (gateway.serve's DEFAULT_GRPC_PORT)
 DIST_NAME = "archipelago-cluster"  # pyproject's [project] name
 NICKNAME_MAX = 24  # A2: 1-24 printable characters (services/actor_core.py check_nickname)
 
@@ -325,24 +323,15 @@ async def _notify(args: argparse.Namespace) -> int:
         return await run(c, args)
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from gateway.app import serve
+def _serve(argv: list[str]) -> int:
+    """``archipelago serve ARGS…``: the server's own command (:mod:`gateway.serve`, its flags included),
+    imported here only: no other command of the client imports the server."""
+    from gateway.serve import main as serve_main
 
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    grpc_port = args.grpc_port or int(os.environ.get("ARCHIPELAGO_GRPC_PORT") or DEFAULT_GRPC_PORT)
-    http_port = args.http_port or int(os.environ.get("ARCHIPELAGO_HTTP_PORT") or "8080")
-    shards = args.shards or int(os.environ.get("ARCHIPELAGO_SHARDS") or "2")
-    gateways = args.gateways or int(os.environ.get("ARCHIPELAGO_GATEWAYS") or "1")
-    if gateways < 1:
-        print("error: --gateways must be at least 1", file=sys.stderr)
-        return 2
-    host = args.host or os.environ.get("ARCHIPELAGO_HOST") or DEFAULT_HOST
-    data_dir = args.data_dir or os.environ.get("ARCHIPELAGO_DATA_DIR") or DEFAULT_DATA_DIR
-    asyncio.run(serve(host=host, grpc_port=grpc_port, http_port=http_port, shards=shards,
-                      data_dir=Path(data_dir), gateways=gateways))
-    return 0
+    return serve_main(argv)
 
 
+SERVE_HELP = "run the cluster (local Ray, Redis, shards, gateway)"
 SERVER_HELP = ("the gateway's gRPC address (default: env ARCHIPELAGO_SERVER, else "
                "127.0.0.1:$ARCHIPELAGO_GRPC_PORT, i.e. 127.0.0.1:50051)")
 CODE_HELP = "the game's 6-character code (create prints it; an invite link ends with it: …/join/CODE)"
@@ -370,27 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("serve", help="run the cluster (local Ray, Redis, shards, gateway)",
-                       description="Run the cluster on this machine: a private Redis, local Ray, the game shards "
-                       "and the gateway (gRPC and HTTP). With RAY_ADDRESS and REDIS_URL set it joins those instead.")
-    s.add_argument("--grpc-port", type=int, default=0, metavar="PORT",
-                   help="gRPC port (default: env ARCHIPELAGO_GRPC_PORT, else 50051)")
-    s.add_argument("--http-port", type=int, default=0, metavar="PORT",
-                   help="HTTP port: JSON API, WebSocket, web client, /metrics (default: env ARCHIPELAGO_HTTP_PORT, "
-                   "else 8080)")
-    s.add_argument("--host", default=None,
-                   help=f"the address both ports listen on, e.g. 0.0.0.0 for every interface (default: env "
-                   f"ARCHIPELAGO_HOST, else {DEFAULT_HOST})")
-    s.add_argument("--shards", type=int, default=0, metavar="N",
-                   help="GameShard actors (default: env ARCHIPELAGO_SHARDS, else 2)")
-    s.add_argument("--gateways", type=int, default=0, metavar="N",
-                   help="gateway processes sharing the two ports (SO_REUSEPORT; default: env ARCHIPELAGO_GATEWAYS, "
-                   "else 1)")
-    s.add_argument("--data-dir", default=None, metavar="DIR",
-                   help="where the private Redis keeps its append-only journal, locked by one server at a time "
-                   f"(default: env ARCHIPELAGO_DATA_DIR, else {DEFAULT_DATA_DIR}, relative to the current "
-                   "directory)")
-    s.set_defaults(fn=_serve)
+    # `serve` is the server's command: main() hands it and its flags to gateway.serve (listed here for --help)
+    sub.add_parser("serve", help=SERVE_HELP, add_help=False).set_defaults(fn=lambda a: _serve([]))
 
     from client.games import GAMES, add_args, all_clients, in_game_help
 
@@ -505,8 +475,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     try:
+        if argv[:1] == ["serve"]:  # the server's command, flags and all (the top parser has no option that
+            return _serve(argv[1:])  # takes a value: a first word "serve" is always the subcommand)
+        args = build_parser().parse_args(argv)
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:
         return 130
