@@ -10,7 +10,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, assert_never
 
 from engine import get_game
 from engine.base import (
@@ -30,7 +30,7 @@ from engine.errors import (
     NotFound,
     NotStarted,
 )
-from services import metrics, tracing
+from services import journal, metrics, tracing
 from services.notify.config import WarnPolicy
 from services.notify.kinds import Notice
 
@@ -263,8 +263,8 @@ class ActorCore:
             await actor._retire()
         return actor
 
-    async def _commit(self, entry: dict[str, Any]) -> None:
-        """Journal an entry (durable) and tell watchers the new version, then apply it.
+    async def _commit(self, op: journal.Op) -> None:
+        """Journal a record (durable) and tell watchers the new version, then apply it.
 
         The notice goes out with the entry in one round trip, so a watcher may hear of version V
         before V is applied; ``writing`` names the version in flight meanwhile, and a read of the
@@ -272,35 +272,66 @@ class ActorCore:
         self.writing = self.version + 1
         before = self.status
         try:
-            with metrics.JOURNAL.time(), tracing.span("journal.write", game=self.game_id, op=entry["op"]):
+            with metrics.JOURNAL.time(), tracing.span("journal.write", game=self.game_id, op=op.OP):
                 # Only if the journal ends where this actor's state does: no two writers of one game.
-                await self.store.journal_append_publish(self.game_id, entry, {"version": self.version + 1},
+                await self.store.journal_append_publish(self.game_id, op.to_entry(), {"version": self.version + 1},
                                                         expected=self.version)
         except BaseException:
             self.writing = 0
             self._wake_waiters()  # nothing comes: readers waiting for it look again
             raise
         self.writing = 0
-        if entry["op"] == "act":  # (journaled: a player's Act, or an automatic trade of standing orders)
-            metrics.count_action(entry["action"])
-        elif entry["op"] == "action" and not entry.get("auto"):  # a player's turn action: under its game's kind
-            metrics.count_action({self.kind: entry["action"]})
-        if entry["op"] == "close":
+        if isinstance(op, journal.Act):  # (journaled: a player's Act, or an automatic trade of standing orders)
+            metrics.count_action(op.action)
+        elif isinstance(op, journal.Action) and not op.auto:  # a player's turn action: under its game's kind
+            metrics.count_action({self.kind: op.action})
+        if isinstance(op, journal.Close):
             with metrics.RESOLUTION.time(), tracing.span("engine.resolve", game=self.game_id,
                                                          round=self.state.round):
-                self.apply(entry)
+                self.apply_op(op)
         else:
-            self.apply(entry)
-        metrics.count_game(self.kind, entry["op"], before, self.status, at_ms=int(entry.get("at") or self.now_ms()),
+            self.apply_op(op)
+        metrics.count_game(self.kind, op.OP, before, self.status, at_ms=int(op.at or self.now_ms()),
                            created_ms=self.created_ms, started_ms=self.started_ms, outcome=self.outcome)
         await self._notify_entry(self.version)
 
     def apply(self, entry: Mapping[str, Any]) -> None:
-        """Apply one journal entry to the in-memory game. Never fails for a journaled entry."""
-        op = entry["op"]
+        """Apply one journal entry (as read from the journal) to the in-memory game."""
+        self.apply_op(journal.parse(entry))
+
+    def apply_op(self, op: journal.Op) -> None:
+        """Apply one journal record to the in-memory game. Never fails for a journaled record."""
         self.version += 1
-        getattr(self, f"_apply_{op}")(entry)
+        self._apply(op)
         self._wake_waiters()
+
+    def _apply(self, op: journal.Op) -> None:
+        """Each op's apply method (services/journal.py names the ops; the part that owns each implements it)."""
+        match op:
+            case journal.Create():
+                self._apply_create(op)  # services/actor_lobby.py
+            case journal.Join():
+                self._apply_join(op)  # services/actor_lobby.py
+            case journal.Start():
+                self._apply_start(op)  # services/actor_lobby.py
+            case journal.Submit():
+                self._apply_submit(op)  # services/actor_rounds.py
+            case journal.Standing():
+                self._apply_standing(op)  # services/actor_rounds.py
+            case journal.Act():
+                self._apply_act(op)  # services/actor_rounds.py
+            case journal.Close():
+                self._apply_close(op)  # services/actor_rounds.py (and actor_ratings.py)
+            case journal.Action():
+                self._apply_action(op)  # services/actor_steps.py (and actor_ratings.py)
+            case journal.Rated():
+                self._apply_rated(op)  # services/actor_ratings.py
+            case journal.Expire():
+                self._apply_expire(op)  # below
+            case journal.End():
+                self._apply_end(op)  # below
+            case _:
+                assert_never(op)
 
     def _wake_waiters(self) -> None:
         applied, self._applied = self._applied, asyncio.Event()
@@ -384,7 +415,7 @@ class ActorCore:
         self.on_deadline(self.game_id, None)
         return True
 
-    def _apply_expire(self, e: Mapping[str, Any]) -> None:
+    def _apply_expire(self, e: journal.Expire) -> None:
         """A lobby nobody started in time ends with no winner (reason "expired")."""
         self.status = OVER
         self.outcome = {"winners": [], "draw": False, "reason": "expired", "scores": []}
@@ -392,7 +423,7 @@ class ActorCore:
         self._push("game_over", round_=0, status=OVER, data={"outcome": self.outcome})
         self.on_deadline(self.game_id, None)
 
-    def _apply_end(self, e: Mapping[str, Any]) -> None:
+    def _apply_end(self, e: journal.End) -> None:
         """An operator ended the game (the admin door, :meth:`end`): no winner, reason "ended". The
         operator's own words are not journaled: no player ever sees them."""
         self.status = OVER
@@ -482,7 +513,7 @@ class ActorCore:
             self._engine()  # (NotFound for a game not created)
             ended = self.status != OVER
             if ended:
-                await self._commit({"op": "end", "at": self.now_ms()})
+                await self._commit(journal.End(at=self.now_ms()))
                 log.info("game %s ended by an operator: %r", self.game_id, reason[:200])
                 await self._retire()
             return {"game_id": self.game_id, "ended": ended, "status": self.status, "round": self.final_round,
@@ -511,6 +542,33 @@ class ActorCore:
             self._push_step()
 
     # ------------------------------------------------------------------ implemented by the parts
+    def _apply_create(self, e: journal.Create) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_join(self, e: journal.Join) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_start(self, e: journal.Start) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_submit(self, e: journal.Submit) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_standing(self, e: journal.Standing) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_act(self, e: journal.Act) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_close(self, e: journal.Close) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_action(self, e: journal.Action) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
+    def _apply_rated(self, e: journal.Rated) -> None:
+        raise NotImplementedError  # (a part of GameActor implements it)
+
     def _holds_game_over(self) -> bool:
         raise NotImplementedError  # (a part of GameActor implements it)
 

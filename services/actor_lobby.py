@@ -19,6 +19,7 @@ from engine.errors import (
     KeyReused,
     PermissionDenied,
 )
+from services import journal
 from services.actor_core import (
     LOBBY,
     OVER,
@@ -38,21 +39,20 @@ class LobbyPart(ActorCore):
     #: the first state made off the event loop for a start being journaled: (seed, state)
     _fresh: tuple[int, Any] | None = None
 
-    def _apply_create(self, e: Mapping[str, Any]) -> None:
-        self.kind = e["kind"]
+    def _apply_create(self, e: journal.Create) -> None:
+        self.kind = e.kind
         self.engine = get_game(self.kind)
-        self.config = dict(e["config"])
-        self.seed = int(e["seed"])
+        self.config = dict(e.config)
+        self.seed = int(e.seed)
         self.seats_total = int(self.config["players"])
-        self.deadline_s = float(e["deadline_s"])
-        self.public = bool(e["public"])
-        self.code = e["code"]
-        self.created_ms = int(e["at"])
-        self.create_fingerprint = str(e.get("request", ""))
-        self.speed = str(e.get("speed", ""))  # "" for a game created before speeds were journaled
-        self.quick = dict(e.get("quick") or {})  # a quick-play lobby's settings ({} for any other game)
-        self.seats = [Seat(0, e["nickname"], e["secret_hash"], profile=str(e.get("profile", "")),
-                           handle=str(e.get("handle", "")))]
+        self.deadline_s = float(e.deadline_s)
+        self.public = bool(e.public)
+        self.code = e.code
+        self.created_ms = int(e.at)
+        self.create_fingerprint = str(e.request)
+        self.speed = str(e.speed or "")  # "" for a game created before speeds were journaled
+        self.quick = dict(e.quick or {})  # a quick-play lobby's settings ({} for any other game)
+        self.seats = [Seat(0, e.nickname, e.secret_hash, profile=str(e.profile or ""), handle=str(e.handle or ""))]
         self.seq = [0] * self.seats_total
         self._push("joined", seat=0)
         self.deadline_ms = self.created_ms + int(self.retention.lobby_ttl_s * 1000)  # the lobby's expiry
@@ -60,19 +60,19 @@ class LobbyPart(ActorCore):
             self.deadline_ms = min(self.deadline_ms, self._quick_starts_ms())
         self._wake_changed()
 
-    def _apply_join(self, e: Mapping[str, Any]) -> None:
-        self.seats.append(Seat(int(e["seat"]), e["nickname"], e["secret_hash"], profile=str(e.get("profile", "")),
-                               handle=str(e.get("handle", ""))))
-        if "config" in e:  # the joiner chose for its seat (its deck)
-            self.config = dict(e["config"])
-        self._push("joined", seat=int(e["seat"]))
+    def _apply_join(self, e: journal.Join) -> None:
+        self.seats.append(Seat(int(e.seat), e.nickname, e.secret_hash, profile=str(e.profile or ""),
+                               handle=str(e.handle or "")))
+        if e.config is not None:  # the joiner chose for its seat (its deck)
+            self.config = dict(e.config)
+        self._push("joined", seat=int(e.seat))
         if self.quick and len(self.seats) == self.seats_total:
             # a full quick-play lobby starts at once (the join's caller journals the start next); were
             # that start lost (a shard stopped between the two), this deadline starts it on reload
-            self.deadline_ms = int(e["at"])
+            self.deadline_ms = int(e.at)
             self._wake_changed()
 
-    def _apply_start(self, e: Mapping[str, Any]) -> None:
+    def _apply_start(self, e: journal.Start) -> None:
         assert self.engine is not None
         for i in range(len(self.seats), self.seats_total):
             self.seats.append(Seat(i, f"autopilot-{i + 1}", "", bot=True))
@@ -85,9 +85,9 @@ class LobbyPart(ActorCore):
                 self.standing[s.seat] = standing.check_standing(
                     self.state, s.seat, standing.default_standing(self.state, s.seat))
         self.status = RUNNING
-        self.started_ms = int(e["at"])
+        self.started_ms = int(e.at)
         self._push("started", status=RUNNING)
-        self._open_round(int(e["at"]))
+        self._open_round(int(e.at))
 
     # ------------------------------------------------------------------ lobby
     async def create(self, *, kind: str, config: Mapping[str, Any], nickname: str, secret_hash: str,
@@ -105,16 +105,12 @@ class LobbyPart(ActorCore):
                     raise KeyReused("this request id already created another game", field="request_id")
             else:
                 cfg = check_creation(kind, config, nickname, deadline_s)
-                entry = {"op": "create", "kind": kind, "config": cfg, "seed": secrets.randbits(128),
-                         "nickname": nickname, "secret_hash": secret_hash, "public": public,
-                         "deadline_s": deadline_s, "code": code, "at": self.now_ms(), "request": request}
-                if profile:
-                    entry["profile"], entry["handle"] = str(profile["id"]), str(profile["handle"])
-                if speed:
-                    entry["speed"] = speed
-                if quick:
-                    entry["quick"] = dict(quick)
-                await self._commit(entry)
+                await self._commit(journal.Create(
+                    kind=kind, config=cfg, seed=secrets.randbits(128), nickname=nickname, secret_hash=secret_hash,
+                    public=public, deadline_s=deadline_s, code=code, at=self.now_ms(), request=request,
+                    profile=str(profile["id"]) if profile else None,
+                    handle=str(profile["handle"]) if profile else None,
+                    speed=speed or None, quick=dict(quick) if quick else None))
             await self.store.put_secret(self.seats[0].secret_hash, self.game_id, 0)
             await self._publish_summary()
             return self.summary()
@@ -144,14 +140,11 @@ class LobbyPart(ActorCore):
                 raise AlreadyExists(f"nickname {nickname!r} is taken in this game", field="nickname", rule="A2")
             if profile and any(s.profile == profile["id"] for s in self.seats):
                 raise AlreadyExists("this profile already has a seat in this game", field="authorization")
-            seat = len(self.seats)
-            entry: dict[str, Any] = {"op": "join", "seat": seat, "nickname": nickname,
-                                     "secret_hash": secret_hash, "at": self.now_ms()}
-            if profile:
-                entry["profile"], entry["handle"] = str(profile["id"]), str(profile["handle"])
-            if options:
-                entry["config"] = self._seat_config(seat, options)
-            await self._commit(entry)
+            seat, at = len(self.seats), self.now_ms()
+            await self._commit(journal.Join(
+                seat=seat, nickname=nickname, secret_hash=secret_hash, at=at,
+                profile=str(profile["id"]) if profile else None, handle=str(profile["handle"]) if profile else None,
+                config=self._seat_config(seat, options) if options else None))
             await self.store.put_secret(secret_hash, self.game_id, seat)
             if self.quick and len(self.seats) == self.seats_total:  # nobody has to press Start
                 await self._begin(fill=False, by="quick")
@@ -199,10 +192,7 @@ class LobbyPart(ActorCore):
         # shard: lobby calls waited seconds under load). The engine is pure: the same state as made here.
         assert self.engine is not None
         self._fresh = (self.seed, await asyncio.to_thread(self.engine.new_game, dict(self.config), self.seed))
-        entry: dict[str, Any] = {"op": "start", "fill": fill, "at": self.now_ms()}
-        if by:
-            entry["by"] = by
-        await self._commit(entry)
+        await self._commit(journal.Start(fill=fill, at=self.now_ms(), by=by or None))
         await self._autoplay_bots()  # a turn-based game whose first turn is an autopilot seat's
         await self._publish_summary()
         if self.status == OVER:
@@ -223,7 +213,7 @@ class LobbyPart(ActorCore):
         if self.quick and (len(self.seats) == self.seats_total or self._quick_starts_ms()):
             await self._begin(fill=len(self.seats) < self.seats_total, by="quick")
         else:
-            await self._commit({"op": "expire", "at": self.now_ms()})
+            await self._commit(journal.Expire(at=self.now_ms()))
             await self._retire()
         if self.quick:
             await self._quick_leave()

@@ -24,10 +24,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any, cast
 
 from engine.base import TURN
+from services import journal
 from services.actor_core import OVER
 from services.actor_rounds import RoundsPart
 from services.actor_steps import StepsPart
@@ -56,27 +56,27 @@ class RatingsPart(RoundsPart, StepsPart):
         self._community: CommunityStore | None = None
 
     # ------------------------------------------------------------------ from the journal
-    def apply(self, entry: Mapping[str, Any]) -> None:
+    def apply_op(self, op: journal.Op) -> None:
         was = self.status
-        super().apply(entry)
+        super().apply_op(op)
         if was != OVER and self.status == OVER:
-            self.ended_ms = int(entry.get("at") or 0)
+            self.ended_ms = int(op.at or 0)
 
-    def _apply_close(self, e: Mapping[str, Any]) -> None:
+    def _apply_close(self, e: journal.Close) -> None:
         done = self._done()  # (before the close: who submitted "done" this round)
-        for s in e["orders"]:
+        for s in e.orders:
             self._count(int(s), auto=int(s) not in done)
         super()._apply_close(e)
 
-    def _apply_action(self, e: Mapping[str, Any]) -> None:
-        step, seat = self.current_step, int(e["seat"])
+    def _apply_action(self, e: journal.Action) -> None:
+        step, seat = self.current_step, int(e.seat)
         if step is not None and step.kind == TURN and step.active == seat and self.state is not None:
             turn = int(self.state.round)
             last, auto = self._turn_counted.get(seat, (-1, False))
             if last != turn:
-                self._count(seat, auto=bool(e.get("auto")))
-                self._turn_counted[seat] = (turn, bool(e.get("auto")))
-            elif e.get("auto") and not auto:  # the autopilot took over a turn the seat had begun
+                self._count(seat, auto=bool(e.auto))
+                self._turn_counted[seat] = (turn, bool(e.auto))
+            elif e.auto and not auto:  # the autopilot took over a turn the seat had begun
                 self.autoplayed_count[seat] = self.autoplayed_count.get(seat, 0) + 1
                 self._turn_counted[seat] = (turn, True)
         super()._apply_action(e)
@@ -86,11 +86,11 @@ class RatingsPart(RoundsPart, StepsPart):
         if auto:
             self.autoplayed_count[seat] = self.autoplayed_count.get(seat, 0) + 1
 
-    def _apply_rated(self, e: Mapping[str, Any]) -> None:
+    def _apply_rated(self, e: journal.Rated) -> None:
         """The rated game's result is in the profiles: ``game_over`` with the outcome and the changes."""
         self.rating_due = False
         self._recorded = True
-        self.rating_changes = [dict(c) for c in e["ratings"]]
+        self.rating_changes = [dict(c) for c in e.ratings]
         self._push("game_over", round_=self.final_round, status=OVER,
                    data={"outcome": self.outcome, "ratings": self.rating_changes})
 
@@ -151,7 +151,7 @@ class RatingsPart(RoundsPart, StepsPart):
                 changes = await community.record_game(self._result(), self.retention.retention_s)
             self._recorded = True
             if self.rating_due:
-                await self._commit({"op": "rated", "ratings": changes, "at": self.now_ms()})
+                await self._commit(journal.Rated(ratings=changes, at=self.now_ms()))
         except JournalConflict:
             raise  # another writer: the shard drops this actor and reloads the game
         except Exception as exc:

@@ -21,7 +21,7 @@ from engine.errors import (
     RateLimited,
     StaleVersion,
 )
-from services import metrics
+from services import journal, metrics
 from services.actor_core import (
     ACTIONS_PER_ROUND,
     OVER,
@@ -44,35 +44,35 @@ def _filled(orders: Mapping[str, Any]) -> dict[str, Any]:
 class RoundsPart(ActorCore):
     """One part of a game actor: see the module docstring."""
 
-    def _apply_submit(self, e: Mapping[str, Any]) -> None:
-        seat = int(e["seat"])
-        self.submissions[seat] = Submission(dict(e["orders"]), bool(e["draft"]), e["key"])
+    def _apply_submit(self, e: journal.Submit) -> None:
+        seat = int(e.seat)
+        self.submissions[seat] = Submission(dict(e.orders), bool(e.draft), e.key)
         self.submit_count[seat] = self.submit_count.get(seat, 0) + 1
-        ack = {"version": self.version, "round": self.state.round, "submitted": not e["draft"]}
-        self._remember_key(seat, e["key"], str(e.get("request", "")), ack)
-        self._push("submitted", seat=seat, data={"done": not e["draft"]})
+        ack = {"version": self.version, "round": self.state.round, "submitted": not e.draft}
+        self._remember_key(seat, e.key, str(e.request), ack)
+        self._push("submitted", seat=seat, data={"done": not e.draft})
 
-    def _apply_standing(self, e: Mapping[str, Any]) -> None:
-        seat = int(e["seat"])
-        self.standing[seat] = dict(e["standing"])
+    def _apply_standing(self, e: journal.Standing) -> None:
+        seat = int(e.seat)
+        self.standing[seat] = dict(e.standing)
         self.act_count[seat] = self.act_count.get(seat, 0) + 1
-        self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
+        self._remember_key(seat, e.key, str(e.request), {"version": self.version})
 
-    def _apply_act(self, e: Mapping[str, Any]) -> None:
+    def _apply_act(self, e: journal.Act) -> None:
         assert self.engine is not None
-        seat = int(e["seat"])
-        self.state, events = self.engine.act(self.state, seat, e["action"])
+        seat = int(e.seat)
+        self.state, events = e.play(self.engine, self.state)
         self.act_count[seat] = self.act_count.get(seat, 0) + 1
         # the answer: an offer's id (A53) is in it
         self.act_answer = {"version": self.version,
                            "offer_id": next((str(ev.data["id"]) for ev in events if ev.kind == "offer"), "")}
-        self._remember_key(seat, e["key"], str(e.get("request", "")), self.act_answer)
+        self._remember_key(seat, e.key, str(e.request), self.act_answer)
         for ev in events:
             self._push_event(ev)
 
-    def _apply_close(self, e: Mapping[str, Any]) -> None:
+    def _apply_close(self, e: journal.Close) -> None:
         assert self.engine is not None
-        orders = {int(s): o for s, o in e["orders"].items()}
+        orders = e.seat_orders()
         closed = self.state.round
         done = self._done()
         self.autoplayed = frozenset(s for s in orders if s not in done)
@@ -81,17 +81,17 @@ class RoundsPart(ActorCore):
                 self._log_auto(seat, closed, "autopilot", orders=played)
             elif self.standing.get(seat) and _filled(played) != _filled(self.submissions[seat].orders):
                 self._log_auto(seat, closed, "standing_orders", orders=played)
-        self.state, events = rounds_of(self.engine).resolve(self.state, orders)
+        self.state, events = e.play(self.engine, self.state)
         self.last_events = events
         standing = standing_of(self.engine)
         for seat, used in orders.items():  # A73: builds the round used leave the standing queue
             if self.standing.get(seat):
                 self.standing[seat] = standing.standing_after_round(self.standing[seat], used)
-        self._push("round_closed", round_=closed, data={"early": bool(e.get("early"))})
+        self._push("round_closed", round_=closed, data={"early": bool(e.early)})
         for ev in events:
             self._push_event(ev, closed)
         if not self._game_over(closed):
-            self._open_round(int(e["at"]))
+            self._open_round(int(e.at))
 
     async def submit(self, seat: int, orders: dict[str, Any], *, version: int, key: str = "",
                      draft: bool = False) -> dict[str, Any]:
@@ -124,8 +124,8 @@ class RoundsPart(ActorCore):
             engine.validate(self.state, seat, orders)  # names its own rule for "not your turn"
             if seat not in expected_players(engine, self.state):
                 raise NotYourTurn("this player is not expected to act now", field="orders", rule="A16")
-            await self._commit({"op": "submit", "seat": seat, "round": self.state.round, "orders": orders,
-                                "draft": bool(draft), "key": key, "request": request, "at": self.now_ms()})
+            await self._commit(journal.Submit(seat=seat, round=self.state.round, orders=orders, draft=bool(draft),
+                                              key=key, request=request, at=self.now_ms()))
             ack = {"version": self.version, "round": self.state.round, "submitted": not draft,
                    "replayed": False}
             if not draft:
@@ -145,8 +145,8 @@ class RoundsPart(ActorCore):
                 raise RateLimited(f"at most {ACTIONS_PER_ROUND} changes and actions per round", rule="A70",
                                   field="standing")
             normalised = standing_of(engine).check_standing(self.state, seat, standing)
-            await self._commit({"op": "standing", "seat": seat, "standing": normalised, "key": key,
-                                "request": request, "at": self.now_ms()})
+            await self._commit(journal.Standing(seat=seat, standing=normalised, key=key, request=request,
+                                                at=self.now_ms()))
             return {"version": self.version, "replayed": False}
 
     async def act(self, seat: int, action: dict[str, Any], *, key: str = "") -> dict[str, Any]:
@@ -160,8 +160,7 @@ class RoundsPart(ActorCore):
             if self.act_count.get(seat, 0) >= ACTIONS_PER_ROUND:
                 raise RateLimited(f"at most {ACTIONS_PER_ROUND} actions per round", rule="A53", field="action")
             engine.act(self.state, seat, action)  # validates; the result is recomputed by apply
-            await self._commit({"op": "act", "seat": seat, "action": action, "key": key, "request": request,
-                                "at": self.now_ms()})
+            await self._commit(journal.Act(seat=seat, action=action, key=key, request=request, at=self.now_ms()))
             return {**self.act_answer, "replayed": False}  # (what apply made of it)
 
     def _humans_expected(self) -> list[int]:
@@ -197,8 +196,7 @@ class RoundsPart(ActorCore):
                 except GameError as exc:  # e.g. the offer was taken meanwhile: skip it
                     log.info("standing action of seat %d in %s skipped: %s", seat, self.game_id, exc)
                     continue
-                await self._commit({"op": "act", "seat": seat, "action": action, "key": "", "request": "",
-                                    "at": self.now_ms()})
+                await self._commit(journal.Act(seat=seat, action=action, key="", request="", at=self.now_ms()))
 
     async def _close(self, *, early: bool) -> None:
         """Close the round: submitted orders stand, completed by the standing orders for units
@@ -224,8 +222,7 @@ class RoundsPart(ActorCore):
                               self.game_id, seat)
                 proposal = sub.orders if sub is not None else {}
             orders[str(seat)] = proposal
-        await self._commit({"op": "close", "round": self.state.round, "orders": orders, "early": early,
-                            "at": self.now_ms()})
+        await self._commit(journal.Close(round=self.state.round, orders=orders, early=early, at=self.now_ms()))
         metrics.ROUNDS_CLOSED.labels("early" if early else "deadline").inc()
         if self.status == OVER:
             await self._retire()

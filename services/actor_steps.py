@@ -4,7 +4,7 @@ autopilot for the seats whose deadline passed and for autopilot seats."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from engine.base import (
@@ -24,7 +24,7 @@ from engine.errors import (
     RateLimited,
     StaleVersion,
 )
-from services import metrics
+from services import journal, metrics
 from services.actor_core import (
     AUTOPILOT_ACTIONS,
     OVER,
@@ -40,25 +40,25 @@ log = logging.getLogger(__name__)
 class StepsPart(ActorCore):
     """One part of a game actor: see the module docstring."""
 
-    def _apply_action(self, e: Mapping[str, Any]) -> None:
+    def _apply_action(self, e: journal.Action) -> None:
         """A turn or window action (:meth:`action`, or the autopilot's: ``auto``), applied by the
         engine; then the step is read again: the game may be over, a new round (turn) may open, a
         new step opens a new deadline, and watchers hear of the step."""
         assert self.engine is not None and self.current_step is not None
-        seat = int(e["seat"])
+        seat = int(e.seat)
         before = self.current_step
         turn = self.state.round
-        self.state, events = turns_of(self.engine).apply_action(self.state, seat, e["action"])
+        self.state, events = e.play(self.engine, self.state)
         self.turn_count[seat] = self.turn_count.get(seat, 0) + 1
-        if e.get("auto") and before.kind == TURN and before.active == seat:
+        if e.auto and before.kind == TURN and before.active == seat:
             self.overdue.add(seat)  # M25: the autopilot finishes this seat's turn, windows and all
         if not self.seats[seat].bot:  # autopilot_played: it acted for this player since its own last action
-            self.autoplayed = self.autoplayed | {seat} if e.get("auto") else self.autoplayed - {seat}
-            if e.get("auto"):
-                self._log_auto(seat, turn, "autopilot", action=dict(e["action"]))
+            self.autoplayed = self.autoplayed | {seat} if e.auto else self.autoplayed - {seat}
+            if e.auto:
+                self._log_auto(seat, turn, "autopilot", action=dict(e.action))
         for ev in events:
             self._push_event(ev)
-        at = int(e["at"])
+        at = int(e.at)
         if not self._game_over(self.state.round):
             step = self.engine.step(self.state)
             if step.active != before.active:
@@ -75,7 +75,7 @@ class StepsPart(ActorCore):
                     self._wake_changed()
                 self._push_step()  # after every action: whose turn it is now
         # (after a new round's reset: a retry of the action that ended the round is still a replay)
-        self._remember_key(seat, e["key"], str(e.get("request", "")), {"version": self.version})
+        self._remember_key(seat, e.key, str(e.request), {"version": self.version})
 
     @staticmethod
     def _continues(before: Step, step: Step) -> bool:
@@ -134,8 +134,8 @@ class StepsPart(ActorCore):
             turns_of(engine).apply_action(self.state, seat, action)  # validates; apply recomputes it
             if seat not in step.players:
                 raise NotYourTurn("this player may not act now", field="action", rule="A16")
-            await self._commit({"op": "action", "seat": seat, "action": action, "key": key, "request": request,
-                                "auto": False, "at": self.now_ms()})
+            await self._commit(journal.Action(seat=seat, action=action, key=key, request=request, auto=False,
+                                              at=self.now_ms()))
             ack = {"version": self.version, "replayed": False}
             await self._autoplay_bots()
             if self.status == OVER:
@@ -184,8 +184,8 @@ class StepsPart(ActorCore):
             for seat in seats(step):
                 action = self._autopilot_action(turns, seat)
                 if action is not None:
-                    await self._commit({"op": "action", "seat": seat, "action": action, "key": "", "request": "",
-                                        "auto": True, "at": self.now_ms()})
+                    await self._commit(journal.Action(seat=seat, action=action, key="", request="", auto=True,
+                                                      at=self.now_ms()))
                     done += 1
                     break
             else:

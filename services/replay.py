@@ -41,32 +41,19 @@ from engine.base import (
     Event,
     Game,
     canonical_json,
-    rounds_of,
     state_hash,
-    turns_of,
 )
 from engine.errors import GameError, InvalidOrder, NotFound, NotOver, NotStarted
+from services import journal
 
 #: the format name of an export (ExportGameResponse.format)
 FORMAT = "archipelago-journal/1"
-#: the fields an export record keeps of a journal entry, by its ``op`` (docs/replay-format.md says
-#: what each means). Everything else — ``secret_hash``, ``request``, ``key``, ``profile`` and any
-#: field added later — stays in the journal.
-RECORD_FIELDS: dict[str, tuple[str, ...]] = {
-    "create": ("op", "kind", "config", "seed", "nickname", "handle", "public", "deadline_s", "speed", "at"),
-    "join": ("op", "seat", "nickname", "handle", "config", "at"),
-    "start": ("op", "fill", "by", "at"),
-    "submit": ("op", "seat", "round", "orders", "draft", "at"),
-    "standing": ("op", "seat", "standing", "at"),
-    "act": ("op", "seat", "action", "at"),
-    "close": ("op", "round", "orders", "early", "at"),
-    "action": ("op", "seat", "action", "auto", "at"),
-    "expire": ("op", "at"),
-    "end": ("op", "at"),
-    "rated": ("op", "ratings", "at"),
-}
+#: the fields an export record keeps of a journal entry, by its ``op`` (each record type's ``EXPORTED``,
+#: services/journal.py; docs/replay-format.md says what each means). Everything else — ``secret_hash``,
+#: ``request``, ``key``, ``profile`` and any field added later — stays in the journal.
+RECORD_FIELDS: dict[str, tuple[str, ...]] = {op: ("op", *cls.EXPORTED) for op, cls in journal.OPS.items()}
 #: the ops that end a frame: a round closed, a turn or window action
-FRAME_OPS = frozenset({"close", "action"})
+FRAME_OPS = frozenset({journal.Close.OP, journal.Action.OP})
 #: states kept per replay (besides the last): every k-th frame, k = ceil(frames / CHECKPOINTS)
 CHECKPOINTS = 128
 #: finished games whose replay a shard keeps (the ones asked last)
@@ -186,7 +173,7 @@ class Replay:
                  checkpoints: int = CHECKPOINTS) -> None:
         self.game_id = game_id
         self.records = [record_of(e) for e in entries]
-        if not self.records or self.records[0]["op"] != "create":
+        if not self.records or self.records[0]["op"] != journal.Create.OP:
             raise ReplayError("record 1: a game's records begin with its create")
         self.kind = ""
         self.engine: Game | None = None
@@ -201,7 +188,7 @@ class Replay:
         self.state: Any = None
         self._last_events: list[Event] = []
         self._frames: list[_Frame] = []
-        starts = [i for i, r in enumerate(self.records) if r["op"] == "start"]
+        starts = [i for i, r in enumerate(self.records) if r["op"] == journal.Start.OP]
         boundaries = sum(1 for r in self.records[starts[0]:] if r["op"] in FRAME_OPS) if starts else 0
         self._every = max(1, math.ceil((boundaries + 1) / max(1, checkpoints)))
         self._kept: dict[int, tuple[Any, list[Event]]] = {}  # frame -> (state, events)
@@ -221,17 +208,11 @@ class Replay:
         """Record ``i`` applied to ``state``: the new state and its events (None: a record that does not
         change the state)."""
         rec = self.records[i]
-        op, engine = rec["op"], self.engine
-        if op not in ("act", "close", "action"):
+        if rec["op"] not in journal.PLAYED:
             return state, None
-        assert engine is not None
+        assert self.engine is not None
         try:
-            if op == "act":
-                return engine.act(state, int(rec["seat"]), rec["action"])
-            if op == "close":
-                orders = {int(seat): o for seat, o in rec["orders"].items()}
-                return rounds_of(engine).resolve(state, orders)
-            return turns_of(engine).apply_action(state, int(rec["seat"]), rec["action"])
+            return journal.parse_played(rec).play(self.engine, state)
         except GameError as exc:
             raise self._fail(i, f"the engine refused it: {exc}") from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -242,21 +223,21 @@ class Replay:
         round_version = 0
         for i, rec in enumerate(self.records):
             op, version = rec["op"], i + 1
-            if op == "rated":  # a rated game's rating changes, journaled after its end
+            if op == journal.Rated.OP:  # a rated game's rating changes, journaled after its end
                 self._need(i, OVER)
                 continue
             if self.status == OVER:
                 raise self._fail(i, "a record after the game's end")
-            if op == "create":
+            if op == journal.Create.OP:
                 if i:
                     raise self._fail(i, "a second create")
                 self._create(rec, i)
-            elif op == "join":
+            elif op == journal.Join.OP:
                 self._need(i, LOBBY)
                 self.players.append(self._player(rec, i, int(rec.get("seat", len(self.players)))))
                 if "config" in rec:  # the joiner's seat options (its deck): the game's config from now on
                     self.config = dict(rec["config"])
-            elif op == "start":
+            elif op == journal.Start.OP:
                 self._need(i, LOBBY)
                 assert self.engine is not None
                 for seat in range(len(self.players), self.seats_total):
@@ -268,29 +249,29 @@ class Replay:
                     raise self._fail(i, f"the engine refused the config ({str(exc)[:200]})") from None
                 self.status, round_version = RUNNING, version
                 self._frame(i, round_version, [])
-            elif op in ("submit", "standing", "act", "close", "action"):
+            elif op in (journal.Submit.OP, journal.Standing.OP, *journal.PLAYED):
                 self._need(i, RUNNING)
                 before = self.state.round
                 self.state, events = self._step(self.state, i)
-                if op in ("submit", "standing"):
+                if op in (journal.Submit.OP, journal.Standing.OP):
                     continue
-                if op == "act":
+                if op == journal.Act.OP:
                     changed = True
                     continue
                 assert self.engine is not None and events is not None
                 outcome = self.engine.outcome(self.state)
                 if outcome is not None:
                     self.status, self.outcome = OVER, outcome.to_dict()
-                    self.final_round = before if op == "close" else self.state.round
-                elif op == "close" or self.state.round != before:
+                    self.final_round = before if op == journal.Close.OP else self.state.round
+                elif op == journal.Close.OP or self.state.round != before:
                     round_version = version  # a new round (turn) opened
                 self._frame(i, round_version, events)
                 changed = False
-            elif op == "expire":
+            elif op == journal.Expire.OP:
                 self._need(i, LOBBY)
                 self.status = OVER
                 self.outcome = {"winners": [], "draw": False, "reason": EXPIRED, "scores": []}
-            elif op == "end":  # an operator ended it (its words are not journaled)
+            elif op == journal.End.OP:  # an operator ended it (its words are not journaled)
                 self.status = OVER
                 self.outcome = {"winners": [], "draw": False, "reason": ENDED, "scores": []}
                 if self.state is not None:

@@ -12,6 +12,7 @@ from archipelago.v1 import game_pb2, salvo_pb2
 from client.base import BaseClient
 from client.errors import ApiError
 from engine.base import Event
+from services.journal import Act, Close, Create, Start, parse
 
 WAIT_S = 60.0
 
@@ -124,12 +125,14 @@ def replay_journal(engine: Any, journal: list[dict[str, Any]]
     state: Any = None
     last: list[Event] = []
     for version, e in enumerate(journal, start=1):
-        if e["op"] == "start":
-            state = engine.new_game(journal[0]["config"], int(journal[0]["seed"]))
-        elif e["op"] == "act":
-            state, produced[version] = engine.act(state, int(e["seat"]), e["action"])
-        elif e["op"] == "close":
-            state, last = engine.resolve(state, {int(k): o for k, o in e["orders"].items()})
+        record = parse(e)
+        if isinstance(record, Start):
+            create = Create.from_entry(journal[0])
+            state = engine.new_game(create.config, int(create.seed))
+        elif isinstance(record, Act):
+            state, produced[version] = record.play(engine, state)
+        elif isinstance(record, Close):
+            state, last = record.play(engine, state)
             produced[version] = last
         states[version] = (state, last)
     return states, produced
