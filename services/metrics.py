@@ -33,15 +33,19 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from engine import GAMES as GAME_KINDS
+from engine import get_game
+from engine.archipelago.game import ACTION_KINDS as ARCHIPELAGO_ACTIONS
+from engine.salvo.game import ACTION_KINDS as SALVO_ACTIONS
 
 REGISTRY = CollectorRegistry(auto_describe=True)  # (its ProcessCollector has no describe: names from collect)
 
 #: the phases of a game (GameActor.status), the ``phase`` label of archipelago_games
 PHASES = ("lobby", "running", "over")
 #: the kinds of immediate actions (the ``action`` oneof of ActRequest in game.proto), the ``kind`` label
-#: of archipelago_actions_total (a turn game's actions count under the game's kind, "arcmage"); anything else
-#: counts as "other"
-ACTION_KINDS = ("chat", "bank", "offer", "accept", "decline", "withdraw", "arcmage")
+#: of archipelago_actions_total: the engines' own lists (Salvo's chat, Archipelago's bank and trades), then
+#: each turn game's kind, under which its actions count ("arcmage"); anything else counts as "other"
+ACTION_KINDS: tuple[str, ...] = (*dict.fromkeys([*SALVO_ACTIONS, *ARCHIPELAGO_ACTIONS]),
+                                 *(kind for kind in GAME_KINDS if hasattr(get_game(kind), "apply_action")))
 
 GAMES = Gauge("archipelago_shard_games", "Games held in this shard's memory", registry=REGISTRY)
 GAMES_BY_PHASE = Gauge(
