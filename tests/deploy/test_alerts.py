@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -289,11 +290,12 @@ def test_each_overlay_ships_the_rules_as_a_valid_prometheusrule(overlay: str) ->
 
 def test_a_typo_in_the_prometheusrule_fails() -> None:
     rule = find(render(K8S / "overlays" / "dev"), "PrometheusRule")
-    for mutate in (
+    mutations: tuple[Callable[[Any], object], ...] = (
         lambda r: r["spec"]["groups"][0].__setitem__("rule", []),
         lambda r: r["spec"]["groups"][0]["rules"][0].__setitem__("expression", "up == 0"),
         lambda r: r["spec"]["groups"][0]["rules"][0].__setitem__("for", "two minutes"),
-    ):
+    )
+    for mutate in mutations:
         doc = copy.deepcopy(rule)
         mutate(doc)
         with pytest.raises(jsonschema.ValidationError):

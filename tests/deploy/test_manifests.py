@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -282,11 +282,12 @@ def _gateway(docs: list[Doc]) -> Doc:
 def test_a_typo_in_a_deployment_fails() -> None:
     docs = render(K8S / "overlays" / "dev")
     validate_core(_gateway(docs))
-    for mutate in (
+    mutations: tuple[Callable[[Any], object], ...] = (
         lambda d: d["spec"]["template"]["spec"]["containers"][0].__setitem__("imagePulPolicy", "Always"),
         lambda d: d["spec"].__setitem__("replica", 2),
         lambda d: d["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["grpc"].__setitem__("prot", 1),
-    ):
+    )
+    for mutate in mutations:
         doc = copy.deepcopy(_gateway(docs))
         mutate(doc)
         with pytest.raises(jsonschema.ValidationError, match="unexpected"):
@@ -296,13 +297,14 @@ def test_a_typo_in_a_deployment_fails() -> None:
 def test_a_typo_in_the_raycluster_fails() -> None:
     ray = find(render(K8S / "overlays" / "dev"), "RayCluster")
     validate_custom(ray)
-    for mutate in (
+    mutations: tuple[Callable[[Any], object], ...] = (
         lambda r: r["spec"].__setitem__("enableInTreeAutoscalin", True),
         lambda r: r["spec"]["workerGroupSpecs"][0].__setitem__("minReplica", 1),
         lambda r: r["spec"]["headGroupSpec"].__setitem__("rayStartParam", {}),
         lambda r: r["spec"]["autoscalerOptions"].__setitem__("idleTimeout", 60),
         lambda r: r["metadata"].__setitem__("label", {}),
-    ):
+    )
+    for mutate in mutations:
         doc = copy.deepcopy(ray)
         mutate(doc)
         with pytest.raises(jsonschema.ValidationError, match="unexpected"):
@@ -315,12 +317,13 @@ def test_a_typo_in_the_raycluster_fails() -> None:
 
 def test_a_typo_in_a_ray_pod_template_fails() -> None:
     ray = find(render(K8S / "overlays" / "dev"), "RayCluster")
-    for mutate in (
+    mutations: tuple[Callable[[Any], object], ...] = (
         lambda r: r["spec"]["headGroupSpec"]["template"]["spec"].__setitem__("nodeSelectr", {}),
         lambda r: r["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0].__setitem__("envFrm", []),
         lambda r: r["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resources"].__setitem__(
             "limit", {}),
-    ):
+    )
+    for mutate in mutations:
         doc = copy.deepcopy(ray)
         mutate(doc)
         with pytest.raises(jsonschema.ValidationError, match="unexpected"):
@@ -330,10 +333,11 @@ def test_a_typo_in_a_ray_pod_template_fails() -> None:
 def test_a_typo_in_a_podmonitor_fails() -> None:
     monitor = find(render(K8S / "overlays" / "dev"), "PodMonitor", GATEWAY)
     validate_custom(monitor)
-    for mutate in (
+    mutations: tuple[Callable[[Any], object], ...] = (
         lambda m: m["spec"].__setitem__("podMetricEndpoints", []),
         lambda m: m["spec"]["podMetricsEndpoints"][0].__setitem__("paths", "/metrics"),
-    ):
+    )
+    for mutate in mutations:
         doc = copy.deepcopy(monitor)
         mutate(doc)
         with pytest.raises(jsonschema.ValidationError, match="unexpected"):

@@ -180,7 +180,8 @@ def click_action(page: Page, a: dict[str, Any], text: str, snap: str = "") -> No
     if snap:
         shot(page, snap)
     offered = [json.loads(x) for x in buttons.evaluate_all("bs => bs.map(b => b.dataset.action)")]
-    strip = lambda x: {k: {f: w for f, w in x[k].items() if f != "targets"} for k in x}  # noqa: E731
+    def strip(x: dict[str, Any]) -> dict[str, Any]:
+        return {k: {f: w for f, w in x[k].items() if f != "targets"} for k in x}
     index = next(i for i, o in enumerate(offered) if strip(o) == strip(a))
     buttons.nth(index).click()
     for target in body.get("targets") or []:
