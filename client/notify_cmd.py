@@ -24,6 +24,7 @@ from google.protobuf import json_format
 
 from archipelago.v1 import notify_pb2
 from client.base import BaseClient
+from client.seating import retry_once
 
 CHANNELS = ("web_push", "webhook", "email")  # notify.proto's channels (SetNotificationsRequest's fields)
 CHANNEL_NAMES = {"web_push": "web push", "webhook": "webhook", "email": "email"}
@@ -169,8 +170,6 @@ async def game_of(c: BaseClient, given: str) -> str:
 
 async def run(c: BaseClient, args: argparse.Namespace) -> int:
     """`archipelago notify` with a client authenticated with the seat's secret."""
-    from client.cli import retry_once
-
     settings_request(args, "")  # (a bad combination of flags is refused before any call)
     game_id = await game_of(c, args.game)
     req = settings_request(args, game_id, secrets.token_urlsafe(18))

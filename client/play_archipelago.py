@@ -23,8 +23,9 @@ once (A52, A53).  A land unit sent to sea (or a ship ashore, or to an unexplored
 before anything is sent, every such problem of the draft together at ``done``; a refusal of the
 server is said about the player's own units (:func:`in_player_words`), with the rule's page.
 
-The game-neutral machinery (the Watch stream kept open all game, the terminal, abandoning the prompt
-when the round closes) is :mod:`client.play`'s.
+The game-neutral machinery is shared: the loop (:mod:`client.play`), the Watch stream kept open all
+game (:mod:`client.feed`), the seat at the terminal that abandons the prompt when the round closes
+(:mod:`client.play_base`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from google.protobuf.message import Message
 from archipelago.v1 import archipelago_pb2 as A
 from archipelago.v1 import game_pb2, lobby_pb2
 from client.errors import ApiError
-from client.play import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, RoundUI, Seat
+from client.play_base import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, RoundUI, Seat
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
 
 DIRECTIONS = "NESW"

@@ -12,8 +12,9 @@ The prompt lists ``view.arcmage.legal`` numbered (:func:`describe_action` words 
 types a number, ``pass``, ``card <id>`` (a card's whole face), ``table``, ``chat <text>``, ``help`` or
 ``quit``; while the others act, the same commands but the actions (chat, table, card, help, quit).
 The chosen action goes to Game.Act with the view's version: a step that moved on meanwhile is
-"too late", the new table is shown.  The game-neutral machinery (the Watch stream kept open all game,
-the terminal, abandoning the prompt when the step moves on) is :mod:`client.play`'s.
+"too late", the new table is shown.  The game-neutral machinery is shared: the loop
+(:mod:`client.play`), the Watch stream kept open all game (:mod:`client.feed`), the seat at the
+terminal that abandons the prompt when the step moves on (:mod:`client.play_base`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from google.protobuf import json_format
 
 from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2
 from client.errors import ApiError
-from client.play import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, Seat, clock_parts, common_command
+from client.play_base import COMMON_HELP, MOVED_ON, SUBMITTED, EmptyLine, Seat, clock_parts, common_command
 from client.terminal import Leave
 from client.views import view_dict
 

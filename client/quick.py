@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 from archipelago.v1 import community_pb2 as cp
 from archipelago.v1 import lobby_pb2
 from client.base import BaseClient
+from client.seating import retry_once
 
 SPEEDS = {"fast": lobby_pb2.SPEED_FAST, "slow": lobby_pb2.SPEED_SLOW}
 PROFILE_PREFIX = "prf_"  # a profile secret (community.proto): the seat is played under that profile
@@ -49,8 +50,6 @@ async def quick_seat(c: BaseClient, args: argparse.Namespace, nickname: str,
                      options: Mapping[str, Message] | None = None) -> cp.QuickPlayResponse:
     """Play now (a random request id, retried once with it: the same seat and secret); the client then
     acts as the new player."""
-    from client.cli import retry_once
-
     rid = secrets.token_urlsafe(24)
     resp = await retry_once(lambda: c.quick_play(args.quick, speed=SPEEDS[args.speed], seats=args.seats or 0,
                                                  nickname=nickname, request_id=rid,

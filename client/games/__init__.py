@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from archipelago.v1 import game_pb2, lobby_pb2
 
 if TYPE_CHECKING:
-    from client.play import GameUI
+    from client.play_base import GameUI
 
 #: game kind -> the module whose ``CLIENT`` is its :class:`GameClient`
 GAMES: dict[str, str] = {

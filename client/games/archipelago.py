@@ -14,7 +14,7 @@ from archipelago.v1 import game_pb2
 from client.games import Arg, RoundGame
 
 if TYPE_CHECKING:
-    from client.play import GameUI
+    from client.play_base import GameUI
 
 MAX_ROUNDS = Arg("--max-rounds", "the game ends after this many rounds (A67; 60)", {"type": int})
 TARGET = Arg("--target", "the points that win (A5; 10-18 by players)", {"type": int})
@@ -53,7 +53,7 @@ class ArchipelagoClient(RoundGame):
         return get_game(self.kind).random_orders(view_dict(view), secrets.randbits(32))
 
     def ui(self) -> GameUI:
-        from client.play_archipelago import ArchipelagoUI  # imports client.play: imported late
+        from client.play_archipelago import ArchipelagoUI  # (the UI module: imported when it is asked for)
 
         return ArchipelagoUI()
 

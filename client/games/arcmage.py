@@ -19,7 +19,7 @@ from client.games import Arg, GameClient, Move
 
 if TYPE_CHECKING:
     from archipelago.v1 import arcmage_pb2
-    from client.play import GameUI
+    from client.play_base import GameUI
 
 DECK_HELP = ("a built-in deck (\"Brothers in Arms\", \"Gaian love for life\") or a file with a Rebirth list, "
              "one \"N Card Name\" a line (M1, M2)")
@@ -125,7 +125,7 @@ class ArcmageClient(GameClient):
         return Move("Act", req, game_pb2.ActResponse, f"turn {view.round}: {next(iter(action))}")
 
     def ui(self) -> GameUI:
-        from client.play_arcmage import ArcmageUI  # imports client.play: imported late
+        from client.play_arcmage import ArcmageUI  # (the UI module: imported when it is asked for)
 
         return ArcmageUI()
 

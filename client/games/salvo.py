@@ -1,5 +1,5 @@
 """Salvo for the clients: two seats (S1), no options; the bot submits the engine's autopilot orders
-(it hunts ships); the terminal UI is :class:`client.play.SalvoUI`."""
+(it hunts ships); the terminal UI is :class:`client.play_salvo.SalvoUI`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from archipelago.v1 import game_pb2
 from client.games import RoundGame
 
 if TYPE_CHECKING:
-    from client.play import GameUI
+    from client.play_base import GameUI
 
 
 class SalvoClient(RoundGame):
@@ -27,7 +27,7 @@ class SalvoClient(RoundGame):
         return get_game(self.kind).autopilot(view_dict(view), None)
 
     def ui(self) -> GameUI:
-        from client.play import SalvoUI
+        from client.play_salvo import SalvoUI
 
         return SalvoUI()
 

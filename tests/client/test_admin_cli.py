@@ -19,7 +19,7 @@ from client.admin import (
     when,
 )
 from client.cli import build_parser
-from client.play import clock_parts, deadline_label
+from client.play_base import clock_parts, deadline_label
 
 
 def test_the_url_defaults_to_the_local_http_port() -> None:

@@ -22,8 +22,9 @@ from archipelago.v1 import archipelago_pb2, arcmage_pb2, game_pb2, lobby_pb2, sa
 from client import cli
 from client.base import BaseClient, M
 from client.bot import REASONS, describe_outcome, outcome_words
-from client.cli import build_parser, come_back_line, join, package_version, player_secret, resolve_server
+from client.cli import build_parser, package_version, resolve_server
 from client.errors import ApiError
+from client.seating import come_back_line, join, player_secret
 from gateway.serve import build_parser as serve_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -418,7 +419,8 @@ def test_every_reason_an_engine_or_the_server_gives_has_words() -> None:
 
     salvo = {v for k, v in vars(salvo_game).items() if k.startswith("REASON_")}
     assert salvo == {"fleet_sunk", "both_fleets_sunk", "max_rounds"}
-    sources = {"archipelago": (ROOT / "engine/archipelago/resolve.py").read_text(encoding="utf-8"),
+    sources = {"archipelago": "".join(path.read_text(encoding="utf-8")  # (the round's resolution: resolve*.py)
+                                      for path in sorted((ROOT / "engine/archipelago").glob("resolve*.py"))),
                "arcmage": (ROOT / "engine/arcmage/core.py").read_text(encoding="utf-8")}
     for reason in ("target", "max_rounds"):
         assert f'"{reason}"' in sources["archipelago"]

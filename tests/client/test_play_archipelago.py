@@ -14,10 +14,11 @@ from google.protobuf.message import Message
 
 from archipelago.v1 import archipelago_pb2 as A
 from archipelago.v1 import game_pb2, lobby_pb2
-from client import play as play_mod
+from client import feed as feed_mod
 from client.base import M
 from client.errors import ApiError
-from client.play import EmptyLine, Feed, play
+from client.feed import Feed
+from client.play import play
 from client.play_archipelago import (
     ActionCmd,
     ArchipelagoUI,
@@ -33,6 +34,7 @@ from client.play_archipelago import (
     parse_command,
     render,
 )
+from client.play_base import EmptyLine
 from engine import get_game
 from tests.client.test_play_loop import GAME, WAIT_S, Keyboard, ScriptedGame, Transcript
 
@@ -416,7 +418,7 @@ class ArchipelagoGame(ScriptedGame):
 
 @pytest.fixture
 def agame(monkeypatch: pytest.MonkeyPatch) -> ArchipelagoGame:
-    monkeypatch.setattr(play_mod, "RETRY_S", 0.0)
+    monkeypatch.setattr(feed_mod, "RETRY_S", 0.0)
     return ArchipelagoGame()
 
 
@@ -561,7 +563,7 @@ def test_a_draft_of_the_player_is_reported_as_standing_at_the_close() -> None:
     view = a_view()
     view.archipelago_pending.CopyFrom(A.ArchipelagoOrders(bonus="food"))
     feed.seen(view)
-    feed.closed.append(play_mod.Closed(3, early=False))
+    feed.closed.append(feed_mod.Closed(3, early=False))
     assert feed.reports() == ["round 3 closed at its deadline — you were not done: your draft orders stood"]
 
 

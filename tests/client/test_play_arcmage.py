@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from archipelago.v1 import game_pb2
-from client import play as play_mod
-from client.play import clock_parts, play
+from client import feed as feed_mod
+from client.play import play
 from client.play_arcmage import (
     ArcmageUI,
     Table,
@@ -25,6 +25,7 @@ from client.play_arcmage import (
     render,
     summary,
 )
+from client.play_base import clock_parts
 from engine.arcmage import GAME, ArcState
 from tests.client.arcmage_table import EngineGame, advance, new_state, response
 from tests.client.test_play_loop import WAIT_S, Keyboard, Transcript
@@ -213,7 +214,7 @@ def test_a_bad_answer_is_explained(line: str, error: str) -> None:
 # ---------------------------------------------------------------------------------------- the loop
 @pytest.fixture
 def table(monkeypatch: pytest.MonkeyPatch) -> EngineGame:
-    monkeypatch.setattr(play_mod, "RETRY_S", 0.0)
+    monkeypatch.setattr(feed_mod, "RETRY_S", 0.0)
     state = advance(new_state(seed=5, max_rounds=12), lambda s: s.data["turn"] >= 2 and 0 in GAME.step(s).players
                     and len(GAME.view(s, 0)["legal"]) > 1)
     return EngineGame(state, you=0)

@@ -15,7 +15,7 @@ import pytest
 from google.protobuf.message import Message
 
 from archipelago.v1 import game_pb2, lobby_pb2, salvo_pb2
-from client import play as play_mod
+from client import feed as feed_mod
 from client.base import BaseClient, M
 from client.errors import ApiError
 from client.play import play
@@ -145,7 +145,7 @@ class ScriptedGame(BaseClient):
 
 @pytest.fixture
 def game(monkeypatch: pytest.MonkeyPatch) -> ScriptedGame:
-    monkeypatch.setattr(play_mod, "RETRY_S", 0.0)
+    monkeypatch.setattr(feed_mod, "RETRY_S", 0.0)
     return ScriptedGame()
 
 

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from client.play import EmptyLine, deadline_label, parse_placement, parse_shots
+from client.play_base import EmptyLine, deadline_label
+from client.play_salvo import parse_placement, parse_shots
 
 
 def test_S3_random_placement() -> None:

@@ -10,7 +10,7 @@ from google.protobuf import json_format
 
 from archipelago.v1 import archipelago_pb2 as A
 from archipelago.v1 import game_pb2, lobby_pb2
-from client import play, play_archipelago, play_arcmage
+from client import play_archipelago, play_arcmage, play_salvo
 from client.play_archipelago import Marks, screen
 from engine import get_game
 from engine.base import Event
@@ -49,7 +49,7 @@ def test_a6_the_archipelago_screen_fits_120x40_with_its_title_and_ruler(players:
 
 
 def test_a6_the_help_texts_and_the_salvo_screen_fit_120_columns() -> None:
-    for text in (play_archipelago.HELP, play.SALVO_HELP, play_arcmage.HELP, play_archipelago.KEY):
+    for text in (play_archipelago.HELP, play_salvo.SALVO_HELP, play_arcmage.HELP, play_archipelago.KEY):
         assert max(len(x) for x in text.split("\n")) <= WIDTH, text
     from engine import get_game as engine
 
@@ -57,7 +57,7 @@ def test_a6_the_help_texts_and_the_salvo_screen_fit_120_columns() -> None:
     state = g.new_game(g.normalize_config({"players": 2}), 3)
     view = game_pb2.GetViewResponse(game="salvo", you=0, round=0, code="ABCDEF")
     json_format.ParseDict(g.view(state, 0), view.salvo)
-    lines = play.render(view).split("\n")
+    lines = play_salvo.render(view).split("\n")
     assert lines[0] == "Salvo · round 0 · you are seat 0 · game ABCDEF" and len(lines) <= LINES
     assert max(len(x) for x in lines) <= WIDTH
 
@@ -88,7 +88,7 @@ def test_s6_the_salvo_screen_says_which_of_your_ships_were_hit_or_sunk() -> None
                 shot(square="A4", round=2, hit=True)]
     view = game_pb2.GetViewResponse(game="salvo", you=1, round=3, salvo=salvo_pb2.SalvoView(
         phase="firing", round=3, you=1, fleet=fleet, incoming=incoming))
-    text = play.render(view)
+    text = play_salvo.render(view)
     assert "enemy round 1: hit your battleship\n" in text
     assert "enemy round 2: hit your battleship, destroyer ×2\n" in text
     assert text.endswith("your ships: battleship hit 2/5, destroyer sunk")
