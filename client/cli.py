@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from client.seating import join, player_secret, retry_once, secret_sink, show_secret, take_seat
 
@@ -228,8 +228,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     # `serve` is the server's command: main() hands it and its flags to gateway.serve (listed here for --help)
     sub.add_parser("serve", help=SERVE_HELP, add_help=False).set_defaults(fn=lambda a: _serve([]))
+    for add in (_add_create, _add_join, _add_bot, _add_play, _add_notify):
+        add(sub)
 
-    from client.games import GAMES, add_args, all_clients, in_game_help
+    from client.replay_cmd import add_parser as add_replay
+
+    add_replay(sub)  # archipelago replay FILE (a finished game's export, replayed here)
+
+    from client.admin import add_parser as add_admin
+
+    add_admin(sub)  # archipelago admin shards|games|game|end|drain|activate|remove
+    return p
+
+
+def _add_seat_flags(p: argparse.ArgumentParser, *, nickname_help: str, save_secret_help: str) -> None:
+    """The flags of a command that plays a seat (bot, play): the seat's secret (or a free seat under a
+    nickname, with the game's own seat choices), where a new seat's secret goes, the server."""
+    from client.games import add_args
+
+    p.add_argument("--secret", help=SECRET_HELP)
+    p.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)
+    p.add_argument("--nickname", type=nickname, help=nickname_help)
+    add_args(p, "seat_args")
+    p.add_argument("--save-secret", metavar="FILE", help=save_secret_help)
+    p.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
+
+
+def _add_create(sub: Any) -> None:
+    """`archipelago create GAME`."""
+    from client.games import GAMES, add_args, all_clients
 
     c = sub.add_parser("create", help="create a game; prints its code, invite link and your secret",
                        description="Create a game and take its first seat (the host's: start it once every seat is "
@@ -251,6 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     c.set_defaults(fn=lambda a: asyncio.run(_create(a)))
 
+
+def _add_join(sub: Any) -> None:
+    """`archipelago join CODE`."""
+    from client.games import add_args
+
     j = sub.add_parser("join", help="take a free seat of a game; prints your seat and secret (then play or bot "
                        "with ARCHIPELAGO_SECRET)",
                        description="Take a free seat of a game (before it starts) and print the seat and its "
@@ -263,21 +295,23 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     j.set_defaults(fn=lambda a: asyncio.run(_join(a)))
 
+
+def _add_bot(sub: Any) -> None:
+    """`archipelago bot CODE`."""
     b = sub.add_parser("bot", help="play a seat with the autopilot until the game ends",
                        description="Play a seat with the autopilot until the game ends: a free seat it joins, or "
                        "your own seat given by its secret (the host's starts the game once every seat is filled). "
                        "It prints its moves and the outcome, never its secret.")
     b.add_argument("code", metavar="CODE", help=CODE_HELP)
-    b.add_argument("--secret", help=SECRET_HELP)
-    b.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)
-    b.add_argument("--nickname", type=nickname,
-                   help=f"the bot's name when it joins a free seat: {NICKNAME_RULE}; default bot-XXXX (random)")
-    add_args(b, "seat_args")
-    b.add_argument("--save-secret", metavar="FILE",
-                   help="when it joins a free seat, write that seat's secret to FILE (mode 0600; refused if FILE "
-                   "exists); without it the secret is kept nowhere")
-    b.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
+    _add_seat_flags(b, nickname_help=f"the bot's name when it joins a free seat: {NICKNAME_RULE}; default "
+                    "bot-XXXX (random)", save_secret_help="when it joins a free seat, write that seat's secret to FILE "
+                    "(mode 0600; refused if FILE exists); without it the secret is kept nowhere")
     b.set_defaults(fn=lambda a: asyncio.run(_bot(a)))
+
+
+def _add_play(sub: Any) -> None:
+    """`archipelago play CODE` or `play --quick GAME`."""
+    from client.games import GAMES, all_clients, in_game_help
 
     pl = sub.add_parser("play", help=f"play {', '.join(g.title for g in all_clients())} in the terminal",
                         description="Play a game in the terminal: a free seat you join, or your own seat given by its "
@@ -293,15 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--autopilot", action="store_true",
                     help="with --quick, when you open the lobby: if it has not filled after its wait (5 minutes "
                     "for fast, by default), it starts with the autopilot in the seats still empty")
-    pl.add_argument("--secret", help=SECRET_HELP)
-    pl.add_argument("--secret-file", metavar="FILE", help=SECRET_FILE_HELP)
-    pl.add_argument("--nickname", type=nickname,
-                    help=f"your name when you join a free seat: {NICKNAME_RULE}; default $USER")
-    add_args(pl, "seat_args")
-    pl.add_argument("--save-secret", metavar="FILE", help=SAVE_SECRET_HELP)
-    pl.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
+    _add_seat_flags(pl, nickname_help=f"your name when you join a free seat: {NICKNAME_RULE}; default $USER",
+                    save_secret_help=SAVE_SECRET_HELP)
     pl.set_defaults(fn=lambda a: asyncio.run(_play(a)))
 
+
+def _add_notify(sub: Any) -> None:
+    """`archipelago notify GAME_ID`."""
     n = sub.add_parser("notify", help="show or change where your game's notifications go (webhook, email, web push)",
                        description="Show your notification settings of a game in words (each channel's state, kinds, "
                        "masked target, why it is disabled; whether the server sends email), or change them. Kinds: "
@@ -330,15 +362,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "(proto field names) instead of words")
     n.add_argument("--server", metavar="HOST:PORT", help=SERVER_HELP)
     n.set_defaults(fn=lambda a: asyncio.run(_notify(a)))
-
-    from client.replay_cmd import add_parser as add_replay
-
-    add_replay(sub)  # archipelago replay FILE (a finished game's export, replayed here)
-
-    from client.admin import add_parser as add_admin
-
-    add_admin(sub)  # archipelago admin shards|games|game|end|drain|activate|remove
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
