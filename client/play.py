@@ -25,6 +25,7 @@ from typing import TextIO
 
 from archipelago.v1 import game_pb2, lobby_pb2
 from client.base import BaseClient as Client
+from client.bot import describe_outcome
 from client.draft_store import DraftStore
 from client.errors import ApiError
 from client.feed import Feed, fetch_view
@@ -70,6 +71,36 @@ async def _play(client: Client, game_id: str, term: Terminal, store: DraftStore 
     ui = game_ui(view.game)
     store = store if store is not None else DraftStore(game_id)
     resume = store.seq if store.loaded else 0
+    seat = _seat_at(client, game_id, term, store, ui, view, resume, secret_file)
+    seat.feed.start()
+    shown: tuple[int, int] = (-1, -1)
+    try:
+        welcome = ""
+        if 0 < resume <= view.seq:
+            back = ui.welcome_back(seat, view)
+            welcome = f"back in the game ({ui.progress(view)}), where you left it" + (f"; {back}" if back else "")
+        while True:
+            shown = _show(seat, view, shown, welcome)
+            welcome = ""
+            if view.status == lobby_pb2.GAME_STATUS_OVER:
+                term.say(describe_outcome(view))
+                store.forget(view.code)
+                return 0
+            await _step(seat, view)
+            view = await fetch_view(client, game_id, term)
+    except Leave as leave:
+        term.say(seat.comeback(leave.how))
+        return LEAVE_RC[leave.how]
+    finally:
+        await seat.feed.stop()
+        if view.status != lobby_pb2.GAME_STATUS_OVER:
+            store.set_seq(seat.feed.seq)
+
+
+def _seat_at(client: Client, game_id: str, term: Terminal, store: DraftStore, ui: GameUI,
+             view: game_pb2.GetViewResponse, resume: int, secret_file: str | None) -> Seat:
+    """The player's seat for the whole game: its stream (from ``resume``, not started yet), the
+    terminal's live status, and every update's news for the players' strip and the UI's notices."""
     feed = Feed(client, game_id, view, resume_seq=resume)
     seat = Seat(client, game_id, feed, term, store, ui, view, title_of=game_title)
     seat.secret_file = secret_file
@@ -85,66 +116,56 @@ async def _play(client: Client, game_id: str, term: Terminal, store: DraftStore 
             term.say(line)
 
     feed.on_update = live
+
     def presence(update: game_pb2.Update) -> None:
         seat.presence.take(update)
 
     feed.on_presence = presence
     ui.bind(seat)
-    feed.start()
-    shown: tuple[int, int] = (-1, -1)
-    try:
-        welcome = ""
-        if 0 < resume <= view.seq:
-            back = ui.welcome_back(seat, view)
-            welcome = f"back in the game ({ui.progress(view)}), where you left it" + (f"; {back}" if back else "")
-        while True:
-            feed.seen(view)
-            seat.view = view
-            seat.presence.of(view)
-            seat.mine = ""
-            lines = feed.reports(ui.setup_default) + autopilot_lines(seat, view)
-            if welcome:
-                lines.insert(0, welcome)
-                welcome = ""
-            if (view.round, view.status) != shown:
-                term.clear()  # a new round: a fresh screen (its title at the top)
-                shown = (view.round, view.status)
-            term.say(ui.render(view))
-            for line in lines:
-                term.say(line)
-            if view.status == lobby_pb2.GAME_STATUS_OVER:
-                from client.bot import describe_outcome
+    return seat
 
-                term.say(describe_outcome(view))
-                store.forget(view.code)
-                return 0
-            if view.status == lobby_pb2.GAME_STATUS_LOBBY:
-                term.say(f"waiting in the lobby: {len(view.players)}/{view.seats} players (code {view.code})")
-                started = False
-                if view.you == 0 and len(view.players) == view.seats:
-                    try:
-                        await client.start(game_id)
-                        started = True
-                    except ApiError as err:
-                        term.say(f"could not start the game: {err}")
-                if not started:
-                    await _wait(seat, view)
-            elif not ui.expected(view):
-                if not term.interactive:  # (at a terminal the prompt and the toolbar say it, live)
-                    term.say(ui.waiting(view))
-                await _wait(seat, view)
-            else:
-                # connected (A17) before the prompt: the round now waits for this player
-                await feed.until_open(view)
-                await ui.orders(seat, view)
-            view = await fetch_view(client, game_id, term)
-    except Leave as leave:
-        term.say(seat.comeback(leave.how))
-        return LEAVE_RC[leave.how]
-    finally:
-        await feed.stop()
-        if view.status != lobby_pb2.GAME_STATUS_OVER:
-            store.set_seq(feed.seq)
+
+def _show(seat: Seat, view: game_pb2.GetViewResponse, shown: tuple[int, int], welcome: str) -> tuple[int, int]:
+    """``view`` on the screen (a fresh screen for a new round or status) with what happened since the
+    last one: the rounds closed, what the autopilot played for the player; returns what is shown."""
+    seat.feed.seen(view)
+    seat.view = view
+    seat.presence.of(view)
+    seat.mine = ""
+    lines = seat.feed.reports(seat.ui.setup_default) + autopilot_lines(seat, view)
+    if welcome:
+        lines.insert(0, welcome)
+    if (view.round, view.status) != shown:
+        seat.term.clear()  # a new round: a fresh screen (its title at the top)
+        shown = (view.round, view.status)
+    seat.term.say(seat.ui.render(view))
+    for line in lines:
+        seat.term.say(line)
+    return shown
+
+
+async def _step(seat: Seat, view: game_pb2.GetViewResponse) -> None:
+    """The player's part until ``view`` is out of date: in the lobby (the host starts it once full),
+    waiting for the others, or the round's orders (the turn's action)."""
+    if view.status == lobby_pb2.GAME_STATUS_LOBBY:
+        seat.term.say(f"waiting in the lobby: {len(view.players)}/{view.seats} players (code {view.code})")
+        started = False
+        if view.you == 0 and len(view.players) == view.seats:
+            try:
+                await seat.client.start(seat.game_id)
+                started = True
+            except ApiError as err:
+                seat.term.say(f"could not start the game: {err}")
+        if not started:
+            await _wait(seat, view)
+    elif not seat.ui.expected(view):
+        if not seat.term.interactive:  # (at a terminal the prompt and the toolbar say it, live)
+            seat.term.say(seat.ui.waiting(view))
+        await _wait(seat, view)
+    else:
+        # connected (A17) before the prompt: the round now waits for this player
+        await seat.feed.until_open(view)
+        await seat.ui.orders(seat, view)
 
 
 async def _wait(seat: Seat, view: game_pb2.GetViewResponse) -> None:
