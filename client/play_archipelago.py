@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -747,135 +747,189 @@ def parse_command(text: str, ctx: Context) -> Command:
         raise EmptyLine("nothing entered")
     verb = ALIASES.get(words[0].lower(), words[0].lower())
     args = words[1:]
-    setup = ctx.av.round == 0 and ctx.view.HasField("archipelago")
     if verb in CONTROLS:
         return ControlCmd(verb)
-    if verb == "standing" and not args:
-        return ControlCmd("standing")
-    if verb == "standing":
-        return _standing(args, ctx)
-    if verb == "posture":
-        if len(args) != 1 or args[0].lower() not in POSTURES:
-            raise ValueError(f"posture <{'|'.join(POSTURES)}>: how your standing orders play (A71)")
-        return StandingCmd(posture=args[0].lower())
-    if verb == "drop":
-        if len(args) != 1 or not args[0].lstrip("#").isdigit() or int(args[0].lstrip("#")) < 1:
-            raise ValueError("drop <n>: drops build #n of your orders (show lists them)")
-        return DropCmd(int(args[0].lstrip("#")))
-
-    if verb in ("move", "goto", "act", "build") and setup:
+    if verb in ("move", "goto", "act", "build") and _setup(ctx):
         raise ValueError(f"round 0 is for deployment (A13): use deploy <unit> <x> <y>, then done — not {verb}")
-    if verb == "move":
-        if not args:
-            raise ValueError("move <unit> N E E ...: name the unit and its steps")
-        u = ctx.own_unit(args[0])
-        steps = _steps(args[1:])
-        if not steps:
-            raise ValueError("move: give the steps, e.g. move a N E (or goto <unit> <x> <y>)")
-        ut = UNIT_TYPES.get(u.type)
-        if ut is not None and ut.move == 0:
-            raise ValueError(f"move: {ctx.unit_name(u.id)} never moves (A91)")
-        if ut is not None and len(steps) > ut.move:
-            raise ValueError(f"move: {ctx.unit_name(u.id)} moves at most {ut.move} tile(s) a round (A18); "
-                             f"{len(steps)} steps given")
-        _check_terrain(u, steps, None, ctx)
-        return UnitCmd(A.UnitOrder(unit=u.id, path=steps))
-    if verb == "goto":
-        if not args:
-            raise ValueError("goto <unit> <x> <y>: name the unit and the tile")
-        u = ctx.own_unit(args[0])
-        dest = _tile_args(args[1:], ctx, "goto")
-        _check_terrain(u, [], dest, ctx)
-        return UnitCmd(A.UnitOrder(unit=u.id, to=dest))
-    if verb == "act":
-        if len(args) < 2:
-            raise ValueError("act <unit> outpost|bombard|strike|reveal [target]")
-        u = ctx.own_unit(args[0])
-        action = args[1].lower()
-        if action not in ACTIONS:
-            raise ValueError(f"act: {args[1]!r} is not an action; one of {', '.join(ACTIONS)}")
-        if action == "outpost":
-            if len(args) > 2:
-                raise ValueError("act: an outpost has no target (act <unit> outpost)")
-            return UnitCmd(A.UnitOrder(unit=u.id, action=action))
-        if len(args) != 3:
-            raise ValueError(f"act: {action} needs one target: act <unit> {action} <target>")
-        return UnitCmd(A.UnitOrder(unit=u.id, action=action, target=ctx.enemy_unit(args[2])))
-    if verb in ("stay", "cancel"):
-        if len(args) != 1:
-            raise ValueError("stay <unit>: the unit holds still this round (its order, or deployment, dropped)")
-        return StayCmd(ctx.own_unit(args[0]).id)
-    if verb == "build":
-        if not args:
-            raise ValueError("build <type> [<x> <y> | <ship>] ('types' lists the unit types)")
-        key = re.sub(r"[^a-z0-9]", "", args[0].lower())
-        typ = BUILD_TYPES.get(key)
-        if typ is None or not UNIT_TYPES[typ].buildable:
-            raise ValueError(f"build: {args[0]!r} is not a unit type you can build ('types' lists them)")
-        if typ in ("landmine", "seamine"):
-            return BuildCmd(A.Build(type=typ, tile=_tile_args(args[1:], ctx, "build")))
-        if typ == "raft":
-            if len(args) != 2:
-                raise ValueError("build raft <ship>: name the ship that gets the raft (A33)")
-            return BuildCmd(A.Build(type=typ, ship=ctx.own_unit(args[1], "ship").id))
-        if len(args) > 1:
-            raise ValueError(f"build: a {UNIT_TYPES[typ].name} takes no tile or ship (it appears at your base, A42)")
-        return BuildCmd(A.Build(type=typ))
-    if verb == "bonus":
-        if len(args) != 1:
-            raise ValueError(f"bonus <resource>: one of {', '.join(RESOURCES)}")
-        return BonusCmd(_resource(args[0], "bonus"))
-    if verb == "deploy":
-        if not setup:
-            raise ValueError("deploy: deployment happens in round 0 only (A13)")
-        if not args:
-            raise ValueError("deploy <unit> <x> <y>")
-        u = ctx.own_unit(args[0])
-        return DeployCmd(A.Deployment(unit=u.id, tile=_tile_args(args[1:], ctx, "deploy")))
+    parse = _PARSERS.get(verb)
+    if parse is None:
+        raise ValueError(f"unknown command {words[0]!r} (help lists the commands)")
+    return parse(verb, args, text, ctx)
 
-    if verb == "chat":
-        rest = text.split(None, 1)[1].strip() if len(words) > 1 else ""
-        to: int | None = None
-        if rest.startswith("@"):
-            target, _, rest = rest[1:].partition(" ")
-            rest = rest.strip()
-            if target.lower() not in ("all", "everyone"):
-                to = ctx.seat(target, "chat")
-        if not rest:
-            raise ValueError("chat <text>, or chat @<seat> <text> to one player")
-        return ActionCmd("chat", game_pb2.ChatAction(text=rest, to=to))
-    if verb == "bank":
-        if len(args) not in (2, 3):
-            raise ValueError("bank <give> <get> [times], e.g. bank wood iron (4 wood for 1 iron, A52)")
-        give, get = _resource(args[0], "bank"), _resource(args[1], "bank")
-        if give == get:
-            raise ValueError("bank: give and get must differ")
-        times = _count(args[2], "bank") if len(args) == 3 else 1
-        return ActionCmd("bank", A.BankAction(give=give, get=get, times=times))
-    if verb == "offer":
-        usage = "offer <seat|all> give <res>=<n>,... get <res>=<n>,..., e.g. offer 0 give wood=2 get iron=1"
-        if not args:
-            raise ValueError(usage)
-        rest = " ".join(args[1:])
-        found = re.fullmatch(r"\s*give\s+(.+?)\s+get\s+(.+?)\s*", rest, re.IGNORECASE) or \
-            re.fullmatch(r"\s*get\s+(.+?)\s+give\s+(.+?)\s*", rest, re.IGNORECASE)
-        if found is None:
-            raise ValueError(usage)
-        give_text, get_text = (found[1], found[2]) if rest.strip().lower().startswith("give") else (found[2], found[1])
-        offer = A.OfferAction(give=_goods_arg(give_text, "offer"), get=_goods_arg(get_text, "offer"))
-        if args[0].lower() not in ("all", "everyone", "*"):
-            seat = ctx.seat(args[0], "offer")
-            if seat == ctx.view.you:
-                raise ValueError("offer: that is your own seat")
-            offer.to = seat
-        return ActionCmd("offer", offer)
-    if verb in ("accept", "decline", "withdraw"):
-        if len(args) != 1:
-            raise ValueError(f"{verb} <offer>: the offer's id, e.g. {verb} o3")
-        msg: Message = {"accept": A.AcceptAction, "decline": A.DeclineAction,
-                        "withdraw": A.WithdrawAction}[verb](offer=args[0])
-        return ActionCmd(verb, msg)
-    raise ValueError(f"unknown command {words[0]!r} (help lists the commands)")
+
+def _setup(ctx: Context) -> bool:
+    """Round 0: deployment (A13)."""
+    return ctx.av.round == 0 and ctx.view.HasField("archipelago")
+
+
+def _standing_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """standing alone (the standing orders shown), or standing <unit> <order> … (A70)."""
+    return ControlCmd("standing") if not args else _standing(args, ctx)
+
+
+def _posture_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """posture <hold|defensive|balanced|aggressive> (A71)."""
+    if len(args) != 1 or args[0].lower() not in POSTURES:
+        raise ValueError(f"posture <{'|'.join(POSTURES)}>: how your standing orders play (A71)")
+    return StandingCmd(posture=args[0].lower())
+
+
+def _drop_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """drop <n>: one build of the draft."""
+    if len(args) != 1 or not args[0].lstrip("#").isdigit() or int(args[0].lstrip("#")) < 1:
+        raise ValueError("drop <n>: drops build #n of your orders (show lists them)")
+    return DropCmd(int(args[0].lstrip("#")))
+
+
+def _move_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """move <unit> N E …: a unit's steps (A18), checked against its type and the terrain."""
+    if not args:
+        raise ValueError("move <unit> N E E ...: name the unit and its steps")
+    u = ctx.own_unit(args[0])
+    steps = _steps(args[1:])
+    if not steps:
+        raise ValueError("move: give the steps, e.g. move a N E (or goto <unit> <x> <y>)")
+    ut = UNIT_TYPES.get(u.type)
+    if ut is not None and ut.move == 0:
+        raise ValueError(f"move: {ctx.unit_name(u.id)} never moves (A91)")
+    if ut is not None and len(steps) > ut.move:
+        raise ValueError(f"move: {ctx.unit_name(u.id)} moves at most {ut.move} tile(s) a round (A18); "
+                         f"{len(steps)} steps given")
+    _check_terrain(u, steps, None, ctx)
+    return UnitCmd(A.UnitOrder(unit=u.id, path=steps))
+
+
+def _goto_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """goto <unit> <x> <y>: a unit's destination."""
+    if not args:
+        raise ValueError("goto <unit> <x> <y>: name the unit and the tile")
+    u = ctx.own_unit(args[0])
+    dest = _tile_args(args[1:], ctx, "goto")
+    _check_terrain(u, [], dest, ctx)
+    return UnitCmd(A.UnitOrder(unit=u.id, to=dest))
+
+
+def _act_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """act <unit> outpost|bombard|strike|reveal [target]."""
+    if len(args) < 2:
+        raise ValueError("act <unit> outpost|bombard|strike|reveal [target]")
+    u = ctx.own_unit(args[0])
+    action = args[1].lower()
+    if action not in ACTIONS:
+        raise ValueError(f"act: {args[1]!r} is not an action; one of {', '.join(ACTIONS)}")
+    if action == "outpost":
+        if len(args) > 2:
+            raise ValueError("act: an outpost has no target (act <unit> outpost)")
+        return UnitCmd(A.UnitOrder(unit=u.id, action=action))
+    if len(args) != 3:
+        raise ValueError(f"act: {action} needs one target: act <unit> {action} <target>")
+    return UnitCmd(A.UnitOrder(unit=u.id, action=action, target=ctx.enemy_unit(args[2])))
+
+
+def _stay_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """stay <unit> (cancel): the unit holds still this round."""
+    if len(args) != 1:
+        raise ValueError("stay <unit>: the unit holds still this round (its order, or deployment, dropped)")
+    return StayCmd(ctx.own_unit(args[0]).id)
+
+
+def _build_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """build <type> [<x> <y> | <ship>] (A42; a raft on a ship, A33; a mine on a tile)."""
+    if not args:
+        raise ValueError("build <type> [<x> <y> | <ship>] ('types' lists the unit types)")
+    key = re.sub(r"[^a-z0-9]", "", args[0].lower())
+    typ = BUILD_TYPES.get(key)
+    if typ is None or not UNIT_TYPES[typ].buildable:
+        raise ValueError(f"build: {args[0]!r} is not a unit type you can build ('types' lists them)")
+    if typ in ("landmine", "seamine"):
+        return BuildCmd(A.Build(type=typ, tile=_tile_args(args[1:], ctx, "build")))
+    if typ == "raft":
+        if len(args) != 2:
+            raise ValueError("build raft <ship>: name the ship that gets the raft (A33)")
+        return BuildCmd(A.Build(type=typ, ship=ctx.own_unit(args[1], "ship").id))
+    if len(args) > 1:
+        raise ValueError(f"build: a {UNIT_TYPES[typ].name} takes no tile or ship (it appears at your base, A42)")
+    return BuildCmd(A.Build(type=typ))
+
+
+def _bonus_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """bonus <resource>: the activity-bonus choice (A51)."""
+    if len(args) != 1:
+        raise ValueError(f"bonus <resource>: one of {', '.join(RESOURCES)}")
+    return BonusCmd(_resource(args[0], "bonus"))
+
+
+def _deploy_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """deploy <unit> <x> <y>: round 0's deployment (A13)."""
+    if not _setup(ctx):
+        raise ValueError("deploy: deployment happens in round 0 only (A13)")
+    if not args:
+        raise ValueError("deploy <unit> <x> <y>")
+    u = ctx.own_unit(args[0])
+    return DeployCmd(A.Deployment(unit=u.id, tile=_tile_args(args[1:], ctx, "deploy")))
+
+
+def _chat_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """chat <text>, or chat @<seat> <text> to one player (A53)."""
+    rest = text.split(None, 1)[1].strip() if args else ""
+    to: int | None = None
+    if rest.startswith("@"):
+        target, _, rest = rest[1:].partition(" ")
+        rest = rest.strip()
+        if target.lower() not in ("all", "everyone"):
+            to = ctx.seat(target, "chat")
+    if not rest:
+        raise ValueError("chat <text>, or chat @<seat> <text> to one player")
+    return ActionCmd("chat", game_pb2.ChatAction(text=rest, to=to))
+
+
+def _bank_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """bank <give> <get> [times] (A52)."""
+    if len(args) not in (2, 3):
+        raise ValueError("bank <give> <get> [times], e.g. bank wood iron (4 wood for 1 iron, A52)")
+    give, get = _resource(args[0], "bank"), _resource(args[1], "bank")
+    if give == get:
+        raise ValueError("bank: give and get must differ")
+    times = _count(args[2], "bank") if len(args) == 3 else 1
+    return ActionCmd("bank", A.BankAction(give=give, get=get, times=times))
+
+
+def _offer_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """offer <seat|all> give <res>=<n>,… get <res>=<n>,… (A52)."""
+    usage = "offer <seat|all> give <res>=<n>,... get <res>=<n>,..., e.g. offer 0 give wood=2 get iron=1"
+    if not args:
+        raise ValueError(usage)
+    rest = " ".join(args[1:])
+    found = re.fullmatch(r"\s*give\s+(.+?)\s+get\s+(.+?)\s*", rest, re.IGNORECASE) or \
+        re.fullmatch(r"\s*get\s+(.+?)\s+give\s+(.+?)\s*", rest, re.IGNORECASE)
+    if found is None:
+        raise ValueError(usage)
+    give_text, get_text = (found[1], found[2]) if rest.strip().lower().startswith("give") else (found[2], found[1])
+    offer = A.OfferAction(give=_goods_arg(give_text, "offer"), get=_goods_arg(get_text, "offer"))
+    if args[0].lower() not in ("all", "everyone", "*"):
+        seat = ctx.seat(args[0], "offer")
+        if seat == ctx.view.you:
+            raise ValueError("offer: that is your own seat")
+        offer.to = seat
+    return ActionCmd("offer", offer)
+
+
+def _answer_cmd(verb: str, args: list[str], text: str, ctx: Context) -> Command:
+    """accept, decline or withdraw <offer>."""
+    if len(args) != 1:
+        raise ValueError(f"{verb} <offer>: the offer's id, e.g. {verb} o3")
+    msg: Message = {"accept": A.AcceptAction, "decline": A.DeclineAction,
+                    "withdraw": A.WithdrawAction}[verb](offer=args[0])
+    return ActionCmd(verb, msg)
+
+
+#: the commands but the controls, by verb (after ALIASES): each parser takes (verb, args, the line, ctx)
+_PARSERS: dict[str, Callable[[str, list[str], str, Context], Command]] = {
+    "standing": _standing_cmd, "posture": _posture_cmd, "drop": _drop_cmd, "move": _move_cmd, "goto": _goto_cmd,
+    "act": _act_cmd, "stay": _stay_cmd, "cancel": _stay_cmd, "build": _build_cmd, "bonus": _bonus_cmd,
+    "deploy": _deploy_cmd, "chat": _chat_cmd, "bank": _bank_cmd, "offer": _offer_cmd, "accept": _answer_cmd,
+    "decline": _answer_cmd, "withdraw": _answer_cmd,
+}
 
 
 # ---------------------------------------------------------------------------------------- the draft
