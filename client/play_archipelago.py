@@ -333,7 +333,19 @@ def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None)
     bonus = f" · bonus choice {av.bonus}" if av.HasField("bonus") else ""
     out.append(f"stock: {_stock(av.stock)}{bonus} · score {av.score} · flags captured {av.flags_captured}")
 
+    out += _unit_lines(av, ctx)
+    out += _enemy_lines(av, ctx)
+    out += _place_lines(view, av, ctx)
+    out += _player_lines(view, av, ctx)
+    out += _table_talk_lines(av, ctx)
+    return "\n".join(out)
+
+
+def _unit_lines(av: A.ArchipelagoView, ctx: Context) -> list[str]:
+    """The player's units: each one's letter, type, tile, carrier and cargo, flag and raft."""
+    out: list[str] = []
     out.append("your units:")
+    m = ctx.marks
     by_id = {u.id: u for u in av.units}
     for u in av.units:
         line = f"  {m.own_label.get(u.id, OWN_MORE)}  {_type_name(u.type):<30} {_xy(u.tile)}"
@@ -350,6 +362,13 @@ def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None)
         out.append(line)
     if not av.units:
         out.append("  none")
+    return out
+
+
+def _enemy_lines(av: A.ArchipelagoView, ctx: Context) -> list[str]:
+    """The enemies in sight and the enemy log (those seen before, no longer in sight)."""
+    out: list[str] = []
+    m = ctx.marks
     if av.enemies:
         out.append("enemies in sight:")
         for e in av.enemies:
@@ -364,6 +383,12 @@ def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None)
             typ = f"  {_type_name(g.type)}" if g.HasField("type") else ""
             out.append(f"  {LOG_MARK}  {ctx.who(g.owner)}  last at {_xy(g.tile)}, {ago} (round {g.round})"
                        f"{typ}")
+    return out
+
+
+def _place_lines(view: game_pb2.GetViewResponse, av: A.ArchipelagoView, ctx: Context) -> list[str]:
+    """Bases, outposts, resource tiles and ports (✓: under the player's control)."""
+    out: list[str] = []
     bases = [f"{OWN_BASE} yours {_xy(b.tile)}" if b.seat == view.you
              else f"{OTHER_BASE} {ctx.who(b.seat)} {_xy(b.tile)}" for b in av.bases]
     if bases:
@@ -382,7 +407,12 @@ def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None)
     if av.ports:
         out.append("ports: " + " · ".join(f"{p.resource} {_xy(p.tile)}{'✓' if (p.tile.x, p.tile.y) in control else ''}"
                                           for p in av.ports))
+    return out
 
+
+def _player_lines(view: game_pb2.GetViewResponse, av: A.ArchipelagoView, ctx: Context) -> list[str]:
+    """Every seat: its score, its resources and, while the game runs, done or planning."""
+    out: list[str] = []
     out.append("players:")
     info = {p.seat: p for p in view.players}
     for s in av.seats:
@@ -398,6 +428,12 @@ def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None)
                 flags.append("autopilot")
         out.append(f"  seat {s.seat} {name}{you}: score {s.score}, {s.resource_total} resources"
                    + (f" · {', '.join(flags)}" if flags and view.status == lobby_pb2.GAME_STATUS_RUNNING else ""))
+    return out
+
+
+def _table_talk_lines(av: A.ArchipelagoView, ctx: Context) -> list[str]:
+    """The open offers, the round's chat, the last round's events and the final scores."""
+    out: list[str] = []
     if av.offers:
         out.append("offers:")
         for o in av.offers:
@@ -414,7 +450,7 @@ def render(view: game_pb2.GetViewResponse, labels: dict[str, str] | None = None)
             out.append("  " + describe_event(json_format.MessageToDict(ev), ctx))
     if av.HasField("outcome") and av.outcome.scores:
         out.append("final scores: " + ", ".join(f"{ctx.who(s)} {n}" for s, n in enumerate(av.outcome.scores)))
-    return "\n".join(out)
+    return out
 
 
 SCREEN_W = 120  # a terminal of 120×40: the screen, the toolbar (2 lines) and the prompt fit
