@@ -1,5 +1,6 @@
-"""The core of a game actor: its state derived from the journal, the journal write, updates, keys,
-the end of a game — what every part (lobby, rounds, steps, reads) shares. See services/game_actor.py."""
+"""The core of a game actor: its state derived from the journal, the journal write and apply, updates,
+keys — what every part (lobby, rounds, steps, reads, notifications, ratings, the end) shares. See
+services/game_actor.py; the journal's records are services/journal.py."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from engine import get_game
 from engine.base import (
     DEADLINES_KEY,
-    STEP_OVER,
     TURN,
     WINDOW,
     Event,
@@ -305,34 +305,6 @@ class ActorCore:
         self._apply(op)
         self._wake_waiters()
 
-    def _apply(self, op: journal.Op) -> None:
-        """Each op's apply method (services/journal.py names the ops; the part that owns each implements it)."""
-        match op:
-            case journal.Create():
-                self._apply_create(op)  # services/actor_lobby.py
-            case journal.Join():
-                self._apply_join(op)  # services/actor_lobby.py
-            case journal.Start():
-                self._apply_start(op)  # services/actor_lobby.py
-            case journal.Submit():
-                self._apply_submit(op)  # services/actor_rounds.py
-            case journal.Standing():
-                self._apply_standing(op)  # services/actor_rounds.py
-            case journal.Act():
-                self._apply_act(op)  # services/actor_rounds.py
-            case journal.Close():
-                self._apply_close(op)  # services/actor_rounds.py (and actor_ratings.py)
-            case journal.Action():
-                self._apply_action(op)  # services/actor_steps.py (and actor_ratings.py)
-            case journal.Rated():
-                self._apply_rated(op)  # services/actor_ratings.py
-            case journal.Expire():
-                self._apply_expire(op)  # below
-            case journal.End():
-                self._apply_end(op)  # below
-            case _:
-                assert_never(op)
-
     def _wake_waiters(self) -> None:
         applied, self._applied = self._applied, asyncio.Event()
         applied.set()
@@ -397,54 +369,6 @@ class ActorCore:
         if key:
             self.keys[(seat, key)] = (request, ack)
 
-    def _game_over(self, final_round: int) -> bool:
-        """If the engine's game has ended: status OVER, the outcome, no deadline, ``game_over``."""
-        assert self.engine is not None
-        outcome = self.engine.outcome(self.state)
-        if outcome is None:
-            return False
-        self.status = OVER
-        self.final_round = final_round
-        self.outcome = outcome.to_dict()
-        self.deadline_ms = None
-        self.current_step = STEP_OVER
-        self.submissions = {}
-        self.keys = {}
-        if not self._holds_game_over():  # a rated game's game_over waits for its ratings (actor_ratings)
-            self._push("game_over", round_=final_round, status=OVER, data={"outcome": self.outcome})
-        self.on_deadline(self.game_id, None)
-        return True
-
-    def _apply_expire(self, e: journal.Expire) -> None:
-        """A lobby nobody started in time ends with no winner (reason "expired")."""
-        self.status = OVER
-        self.outcome = {"winners": [], "draw": False, "reason": "expired", "scores": []}
-        self.deadline_ms = None
-        self._push("game_over", round_=0, status=OVER, data={"outcome": self.outcome})
-        self.on_deadline(self.game_id, None)
-
-    def _apply_end(self, e: journal.End) -> None:
-        """An operator ended the game (the admin door, :meth:`end`): no winner, reason "ended". The
-        operator's own words are not journaled: no player ever sees them."""
-        self.status = OVER
-        self.final_round = self.state.round if self.state is not None else 0
-        self.outcome = {"winners": [], "draw": False, "reason": ENDED, "scores": []}
-        self.deadline_ms = None
-        self.current_step = STEP_OVER
-        self.submissions = {}
-        self.keys = {}
-        self._push("game_over", round_=self.final_round, status=OVER, data={"outcome": self.outcome})
-        self.on_deadline(self.game_id, None)
-
-    async def _retire(self) -> None:
-        """The game is over: its result goes to its profiles (ratings, history; a rated game's game_over
-        then), and its keys leave Redis after the retention time (idempotent)."""
-        if not await self._record_result():  # (a store failure: retried later, the game not retired yet)
-            return
-        await self._publish_summary()  # the public summary says so (ListGames, Rejoin, operators)
-        await self.store.retire(self.game_id, code=self.code, secret_hashes=[s.secret_hash for s in self.seats],
-                                retention_s=self.retention.retention_s)
-
     def _push_event(self, ev: Event, round_: int | None = None) -> None:
         if ev.kind == "game_over":
             return  # the "game_over" update that follows the close carries the outcome
@@ -456,22 +380,6 @@ class ActorCore:
             self._push("chat", round_=round_, seat=sender, chat=chat, audience=ev.audience)
             return
         self._push("event", round_=round_, event_kind=ev.kind, data=dict(ev.data), audience=ev.audience)
-
-    def summary(self) -> dict[str, Any]:
-        return {"game_id": self.game_id, "game": self.kind, "code": self.code,
-                "seats": self.seats_total, "taken": len(self.seats),  # players and autopilot seats
-                "status": self.status, "deadline_seconds": self.deadline_s,
-                "host": self.seats[0].nickname if self.seats else "", "public": self.public}
-
-    async def _publish_summary(self) -> None:
-        listed = self.public and self.status == LOBBY and len(self.seats) < self.seats_total
-        live = self.status if self.public and self.status != LOBBY and self.state is not None else ""
-        summary = self.summary()
-        if live:  # ListLiveGames shows who plays (public: every player knows it, A84)
-            summary["started_ms"] = self.started_ms
-            summary["players"] = [{"seat": s.seat, "nickname": s.nickname, "handle": s.handle, "autopilot": s.bot}
-                                  for s in self.seats]
-        await self.store.put_summary(self.game_id, summary, listed, self.created_ms, live)
 
     # ------------------------------------------------------------------ playing
     def _engine(self) -> Game:
@@ -503,22 +411,6 @@ class ActorCore:
         """The rule that ends a game of this kind (the engine's ``over_rule``: S7, A67, M3)."""
         return str(getattr(self.engine, "over_rule", "A67"))
 
-    async def end(self, reason: str = "") -> dict[str, Any]:
-        """An operator ends the game now (the admin door), in its lobby or running: journaled as
-        ``end`` before the answer, applied (status OVER, no winner, reason "ended", the deadline
-        cleared, ``game_over`` to every player, whose streams then end), then retired like any
-        finished game. Idempotent: a game already over answers its outcome again (``ended`` False).
-        ``reason``, the operator's words, goes to the log and the answer only."""
-        async with self.lock:
-            self._engine()  # (NotFound for a game not created)
-            ended = self.status != OVER
-            if ended:
-                await self._commit(journal.End(at=self.now_ms()))
-                log.info("game %s ended by an operator: %r", self.game_id, reason[:200])
-                await self._retire()
-            return {"game_id": self.game_id, "ended": ended, "status": self.status, "round": self.final_round,
-                    "version": self.version, "outcome": self.outcome}
-
     def _open_round(self, at_ms: int) -> None:
         """A new round (a turn-based game: a new turn) and its first step, with the step's deadline
         (a simultaneous round: the game's deadline)."""
@@ -542,71 +434,23 @@ class ActorCore:
             self._push_step()
 
     # ------------------------------------------------------------------ implemented by the parts
-    def _apply_create(self, e: journal.Create) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_join(self, e: journal.Join) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_start(self, e: journal.Start) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_submit(self, e: journal.Submit) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_standing(self, e: journal.Standing) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_act(self, e: journal.Act) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_close(self, e: journal.Close) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_action(self, e: journal.Action) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _apply_rated(self, e: journal.Rated) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _holds_game_over(self) -> bool:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _record_result(self) -> bool:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _notify_entry(self, version: int) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _notify_after_load(self) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _wake_changed(self) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _autoplay_bots(self) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _close(self, *, early: bool) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _done(self) -> set[int]:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _maybe_close_early(self) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _open_step(self, step: Step, at_ms: int) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _push_step(self) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    async def _step_deadline(self, timed_out: Step) -> None:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _step_dict(self) -> dict[str, Any]:
-        raise NotImplementedError  # (a part of GameActor implements it)
-
-    def _turn_step(self) -> Step | None:
-        raise NotImplementedError  # (a part of GameActor implements it)
+    if TYPE_CHECKING:  # (each part of GameActor implements some; see services/game_actor.py)
+        def _apply(self, op: journal.Op) -> None: ...  # the dispatch table: GameActor._apply
+        def _game_over(self, final_round: int) -> bool: ...  # services/actor_end.py
+        async def _retire(self) -> None: ...
+        def summary(self) -> dict[str, Any]: ...
+        async def _publish_summary(self) -> None: ...
+        def _holds_game_over(self) -> bool: ...
+        async def _record_result(self) -> bool: ...
+        async def _notify_entry(self, version: int) -> None: ...
+        async def _notify_after_load(self) -> None: ...
+        def _wake_changed(self) -> None: ...
+        async def _autoplay_bots(self) -> None: ...
+        async def _close(self, *, early: bool) -> None: ...
+        def _done(self) -> set[int]: ...
+        async def _maybe_close_early(self) -> None: ...
+        def _open_step(self, step: Step, at_ms: int) -> None: ...
+        def _push_step(self) -> None: ...
+        async def _step_deadline(self, timed_out: Step) -> None: ...
+        def _step_dict(self) -> dict[str, Any]: ...
+        def _turn_step(self) -> Step | None: ...

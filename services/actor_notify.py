@@ -1,6 +1,6 @@
 """Notifications from a game actor: what each journaled entry means to each player (a round opened,
 your turn, a decision, a trade offer or private message to you, the start, the end), queued in the
-outbox right after the entry is applied; and the deadline warning, on the actor's wake-up timer.
+outbox right after the entry is applied; and the deadline warning, at the actor's wake-up time.
 
 At least once: the outbox's mark records the version whose notices are queued; a game loaded from its
 journal queues again the notices of the entries after its mark (those of the current round and the

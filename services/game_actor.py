@@ -1,10 +1,13 @@
-"""A game actor: owns one game — its lobby, engine state, round deadline and autopilot.
+"""A game actor: owns one game — its lobby, engine state, deadlines (their times: the shard's timer fires
+them) and autopilot.
 
 Hard state is the game's journal in Redis; everything in memory is derived from it by
-:meth:`GameActor.apply`, which is the only place state changes, both live and when a game reloads
-after its shard restarted.  Every mutation follows the same path::
+:meth:`GameActor.apply_op` — a journal record (:mod:`services.journal`, one type per op) dispatched by
+:meth:`GameActor._apply` to its part's apply method — which is the only place state changes, both live
+and when a game reloads after its shard restarted (:meth:`GameActor.apply` reads a stored entry).
+Every mutation follows the same path::
 
-    validate (nothing changes on error) -> journal entry appended to Redis -> apply -> answer
+    validate (nothing changes on error) -> journal record appended to Redis -> apply -> answer
 
 so nothing acknowledged is lost.  Calls may be retried (a shard restarts, a gateway retries):
 submissions are idempotent by their idempotency key, creation by game id.
@@ -34,7 +37,9 @@ What is played follows the engine's step (:class:`engine.base.Step`), read again
 from __future__ import annotations
 
 import logging
+from typing import assert_never
 
+from services import journal
 from services.actor_core import (
     ACTIONS_PER_ROUND,
     LOBBY,
@@ -49,6 +54,7 @@ from services.actor_core import (
     fingerprint,
     wall_ms,
 )
+from services.actor_end import EndPart
 from services.actor_lobby import LobbyPart
 from services.actor_notify import NotifyPart
 from services.actor_ratings import RatingsPart
@@ -59,16 +65,46 @@ from services.actor_steps import StepsPart
 log = logging.getLogger(__name__)
 
 
-class GameActor(RatingsPart, LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart):
+class GameActor(RatingsPart, LobbyPart, RoundsPart, StepsPart, ReadsPart, NotifyPart, EndPart):
     """One game. Not a Ray actor: a plain object hosted (thousands at a time) by a GameShard.
 
     Its parts, one job each: :class:`services.actor_core.ActorCore` (state from the journal, the
-    journal write, updates, keys, the end), :class:`~services.actor_lobby.LobbyPart`,
+    journal write, updates, keys), :class:`~services.actor_lobby.LobbyPart`,
     :class:`~services.actor_rounds.RoundsPart` (simultaneous rounds),
     :class:`~services.actor_steps.StepsPart` (turns and windows), :class:`~services.actor_reads.ReadsPart`
     (views, updates, operator reads), :class:`~services.actor_notify.NotifyPart` (notifications and the
     deadline warning), :class:`~services.actor_ratings.RatingsPart` (a finished game's ratings and its
-    profiles' history); here what spans them: presence and the deadline."""
+    profiles' history), :class:`~services.actor_end.EndPart` (the outcome, an expiry, an operator's end,
+    the retirement); here what spans them: the journal's dispatch table, presence and the deadline."""
+
+    def _apply(self, op: journal.Op) -> None:
+        """The dispatch table of the journal: each op's record (services/journal.py) to its apply method, in
+        the part that owns it. Called by :meth:`ActorCore.apply_op`, live and when a game reloads."""
+        match op:
+            case journal.Create():
+                self._apply_create(op)  # services/actor_lobby.py
+            case journal.Join():
+                self._apply_join(op)  # services/actor_lobby.py
+            case journal.Start():
+                self._apply_start(op)  # services/actor_lobby.py
+            case journal.Submit():
+                self._apply_submit(op)  # services/actor_rounds.py
+            case journal.Standing():
+                self._apply_standing(op)  # services/actor_rounds.py
+            case journal.Act():
+                self._apply_act(op)  # services/actor_rounds.py
+            case journal.Close():
+                self._apply_close(op)  # services/actor_rounds.py (and actor_ratings.py)
+            case journal.Action():
+                self._apply_action(op)  # services/actor_steps.py (and actor_ratings.py)
+            case journal.Rated():
+                self._apply_rated(op)  # services/actor_ratings.py
+            case journal.Expire():
+                self._apply_expire(op)  # services/actor_end.py
+            case journal.End():
+                self._apply_end(op)  # services/actor_end.py
+            case _:
+                assert_never(op)
 
     async def presence_changed(self) -> None:
         async with self.lock:
