@@ -7,7 +7,7 @@
 - **Revocation**: ResetProfileSecret deletes the old secret's hash and answers a new secret. Lookups
   are never cached, on any gateway: the old secret is refused from the very next call.
 - **Retries** (``request_id``, as CreateGame's): the secret is *derived* from the request id (HMAC with
-  the gateways' shared key, :meth:`gateway.api.PlayerAPI._derive`), never stored — a retried create
+  the gateways' shared key, :meth:`gateway.auth.Secrets.derive`), never stored — a retried create
   answers the same profile and secret while that secret is still the profile's; a retried reset answers
   the same new secret for ten minutes (a record keyed by the old secret's hash and the request id's).
 - **Limits**: CreateProfile and ResetProfileSecret are lobby calls, the reads here community reads;
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import GAMES
 from engine.errors import AlreadyExists, InvalidOrder, NotFound, Unauthenticated
+from gateway.auth import check_request_id
 from services.actor_core import check_nickname
 from services.community_store import CommunityStore, fold
 from services.ratings import SPEEDS
@@ -117,11 +118,12 @@ class Profiles:
     async def create(self, handle: str, request_id: str = "") -> dict[str, Any]:
         """A new profile: {"profile": profile dict, "secret", "link"}. AlreadyExists (field ``handle``)
         for a handle taken, whatever its case."""
-        self.api._check_request_id(request_id)
+        check_request_id(request_id)
         self.api.limiter.lobby_call()
         check_handle(handle)
         if request_id:
-            secret = PROFILE_PREFIX + (await self.api._derive(f"profile\0{fold(handle)}", request_id))[:SECRET_CHARS]
+            derived = await self.api.secrets.derive(f"profile\0{fold(handle)}", request_id)
+            secret = PROFILE_PREFIX + derived[:SECRET_CHARS]
         else:
             secret = PROFILE_PREFIX + secrets.token_urlsafe(SECRET_CHARS * 3 // 4)
         status, pid = await self.store.create_profile(secrets.token_hex(8), handle, _hash(secret),
@@ -137,7 +139,7 @@ class Profiles:
         return await self._profile(await self._own(secret))
 
     async def _reset_secret(self, old_hash: str, request_id: str) -> str:
-        return PROFILE_PREFIX + (await self.api._derive(f"profile-reset\0{old_hash}", request_id))[:SECRET_CHARS]
+        return PROFILE_PREFIX + (await self.api.secrets.derive(f"profile-reset\0{old_hash}", request_id))[:SECRET_CHARS]
 
     async def _reset_again(self, old_hash: str, request_id: str) -> dict[str, Any] | None:
         """The answer of a reset already made with this secret and request id (None: there is none)."""
@@ -153,7 +155,7 @@ class Profiles:
 
     async def reset(self, secret: str, request_id: str = "") -> dict[str, Any]:
         """Revoke the caller's profile secret and answer a new one (as :meth:`create`)."""
-        self.api._check_request_id(request_id)
+        check_request_id(request_id)
         self.api.limiter.lobby_call()
         old_hash = _hash(secret)
         if request_id and secret.startswith(PROFILE_PREFIX):

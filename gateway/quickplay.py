@@ -18,7 +18,7 @@ bucket has none, opens a new public lobby (and hosts it). Several gateways share
   game's actor writes its summary before it answers); a lobby started, full or gone leaves the bucket.
   The fullest is joined; a join refused because the lobby filled or started meanwhile (Conflict)
   drops it and the next is tried; a nickname taken there gets " 2", " 3"… added. None left: a new
-  public lobby, made by :meth:`gateway.api.PlayerAPI.create` with ``quick`` settings
+  public lobby, made by :meth:`gateway.lobby.Lobby.create` with ``quick`` settings
   (``{"wait_s", "autopilot", "bucket"}``) that its game actor journals (services/actor_lobby.py): the
   actor starts the game itself when a join takes the last seat, and at the end of the wait
   (``ARCHIPELAGO_QUICK_WAIT_FAST_S``, default 300; ``ARCHIPELAGO_QUICK_WAIT_SLOW_S``, default 86400)
@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import get_game
 from engine.errors import AlreadyExists, Conflict, InvalidOrder, KeyReused, NotFound, Unavailable
+from gateway.auth import check_request_id
 from services.actor_core import LOBBY, check_creation, check_nickname
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class QuickPlay:
         """The fields of QuickPlayResponse (``status``: "lobby" or "running"; "over" only for a retry of a
         game that has ended since)."""
         seats = self._check(game, speed, seats, nickname, options)
-        self.api._check_request_id(request_id)
+        check_request_id(request_id)
         self.api.limiter.lobby_call()
         profile = None
         try:
@@ -121,7 +122,7 @@ class QuickPlay:
                    autopilot=allow_autopilot, options=options, profile=profile, profile_secret=profile_secret,
                    bucket=f"{game}:{speed}:{seats}")
         if request_id:
-            ask.record = (await self.api._derive("quick", request_id))[:32]
+            ask.record = (await self.api.secrets.derive("quick", request_id))[:32]
         async with self._turn(ask.bucket) as token:
             ask.token = token
             return await self._seat(ask)
@@ -229,7 +230,7 @@ class QuickPlay:
 
         api, store = self.api, self.api.store
         if ask.request_id:  # the same lobby and request id: the same secret, so the same join
-            secret = (await api._derive(f"quick\0{game_id}", ask.request_id))[:40]
+            secret = (await api.secrets.derive(f"quick\0{game_id}", ask.request_id))[:40]
         else:
             secret = secrets.token_urlsafe(24)
         names = nicknames(ask.nickname, ask.seats)
@@ -276,7 +277,7 @@ class QuickPlay:
         deck = (ask.options or {}).get(ask.game, {}).get("deck")
         if deck is not None:  # (Arcmage: the host's own deck is seat 0's of the game's decks)
             options["decks"] = [deck]
-        rid = (await api._derive("quick-open", ask.request_id))[:32] if ask.request_id else ""
+        rid = (await api.secrets.derive("quick-open", ask.request_id))[:32] if ask.request_id else ""
         await self._hold(ask)
         made = await api.create(game=ask.game, seats=ask.seats, nickname=ask.nickname, public=True, speed=ask.speed,
                                 options=options, request_id=rid, profile_secret=ask.profile_secret,

@@ -150,7 +150,7 @@ def test_every_update_kind_and_salvo_event_is_documented() -> None:
     from pathlib import Path
 
     actor = "".join(p.read_text() for p in sorted(Path("services").glob("*actor*.py")))  # the actor and its parts
-    api = Path("gateway/api.py").read_text()
+    api = Path("gateway/watch.py").read_text()  # (the Watch streams: gateway/watch.py)
     sent = set(re.findall(r'_push\(\s*"(\w+)"', actor)) | set(re.findall(r'"kind": "(\w+)"', actor))
     sent |= {"connected", "disconnected"} if '"connected" if connected else "disconnected"' in api else set()
     assert {"joined", "started", "round_opened", "submitted", "chat", "round_closed", "event", "game_over",

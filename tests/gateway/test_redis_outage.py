@@ -73,7 +73,7 @@ async def test_every_door_says_unavailable_while_redis_is_down_and_serves_again_
     auth = {"authorization": f"Bearer {made['secret']}"}
     try:
         assert (await http.post("/v1/Game/GetView", json=body, headers=auth)).status_code == 200
-        api._secrets = type(api._secrets)(10)  # a fresh gateway: nothing cached
+        api.secrets.cache = type(api.secrets.cache)(10)  # a fresh gateway: nothing cached
         proc.stop()  # Redis goes away
         resp = await http.post("/v1/Game/GetView", json=body, headers=auth)
         assert resp.status_code == 503, resp.text

@@ -1,6 +1,6 @@
 """The Watch fan-out latency (archipelago_watch_fanout_seconds{door}): from a journal entry's append (the
 time its shard stamps on the pub/sub notice, services/store.py) to a Watch stream having written the
-update it made (gateway/api.py, gateway/pubsub.py Mailbox) — through the session cluster's real shards,
+update it made (gateway/watch.py, gateway/pubsub.py Mailbox) — through the session cluster's real shards,
 Redis pub/sub and doors: a player joining moves the histogram of the door the host watches on by one
 plausible observation (above 0, under 2.5 s)."""
 
