@@ -488,6 +488,27 @@ def screen(view: game_pb2.GetViewResponse, marks: Marks, draft: Draft | None = N
     left = full[:2] + rows + full[:2][::-1]  # the ruler above and below (units line nearest the map)
     map_w = max(len(x) for x in left)
     width = SCREEN_W - map_w - 3
+    panel = _panel(av, ctx, draft)
+    panel = [_cut(x, width) for x in panel]
+    room = max(len(left), SCREEN_LINES - 1 - len(KEY.split("\n")))  # (a small map: the panel goes on below it)
+    if len(panel) > room:
+        cut = len(panel) - room + 1
+        panel = [*panel[:room - 1], f"… {cut} more line{'s' if cut != 1 else ''}: type info"]
+    out = [_cut(title, SCREEN_W)]
+    for k in range(max(len(left), len(panel))):
+        lhs = left[k] if k < len(left) else ""
+        rhs = panel[k] if k < len(panel) else ""
+        out.append(f"{lhs:<{map_w}} │ {rhs}".rstrip() if rhs else lhs)
+    out += KEY.split("\n")
+    if top:
+        out[-1] += f" · map rows {top}-{top + MAP_ROWS - 1} of {av.height - 1}"
+    return "\n".join(out)
+
+
+def _panel(av: A.ArchipelagoView, ctx: Context, draft: Draft | None) -> list[str]:
+    """The screen's panel beside the map (uncut): the stock, your units with this round's orders and
+    builds, the enemies in sight, the offers, the last chat lines and the last round's events."""
+    marks = ctx.marks
     panel: list[str] = []
     bonus = f" · bonus {av.bonus}" if av.HasField("bonus") else ""
     panel.append(f"stock: {_stock(av.stock)}{bonus} · score {av.score}" + (
@@ -528,20 +549,7 @@ def screen(view: game_pb2.GetViewResponse, marks: Marks, draft: Draft | None = N
     if av.events:
         panel.append("last round:")
         panel += [" " + describe_event(json_format.MessageToDict(ev), ctx) for ev in av.events]
-    panel = [_cut(x, width) for x in panel]
-    room = max(len(left), SCREEN_LINES - 1 - len(KEY.split("\n")))  # (a small map: the panel goes on below it)
-    if len(panel) > room:
-        cut = len(panel) - room + 1
-        panel = [*panel[:room - 1], f"… {cut} more line{'s' if cut != 1 else ''}: type info"]
-    out = [_cut(title, SCREEN_W)]
-    for k in range(max(len(left), len(panel))):
-        lhs = left[k] if k < len(left) else ""
-        rhs = panel[k] if k < len(panel) else ""
-        out.append(f"{lhs:<{map_w}} │ {rhs}".rstrip() if rhs else lhs)
-    out += KEY.split("\n")
-    if top:
-        out[-1] += f" · map rows {top}-{top + MAP_ROWS - 1} of {av.height - 1}"
-    return "\n".join(out)
+    return panel
 
 
 def unit_types() -> str:
