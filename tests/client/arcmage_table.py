@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from archipelago.v1 import arcmage_pb2, game_pb2, lobby_pb2
 from client.base import BaseClient, M
 from client.errors import ApiError
+from client.play_arcmage import whole  # (Struct numbers are floats: the client's own reading of them)
 from engine.arcmage import GAME, ArcState
 from engine.base import Event
 from engine.errors import GameError
@@ -24,16 +25,6 @@ from engine.errors import GameError
 GAME_ID = "g1"
 NICKS = ("alice", "bob", "carol", "dan")
 DEADLINE_MS = 15_000
-
-
-def whole(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, list):
-        return [whole(x) for x in v]
-    if isinstance(v, dict):
-        return {k: whole(x) for k, x in v.items()}
-    return v
 
 
 def response(state: ArcState, seat: int, *, events: list[Event] | None = None, seq: int = 0,
