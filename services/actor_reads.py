@@ -33,33 +33,44 @@ class ReadsPart(ActorCore):
         engine = self._engine()
         if seat == SPECTATOR:
             return await self._spectator_view()
-        connected = await self.store.connected(self.game_id, range(len(self.seats)))
-        done = self._done()
-        out: dict[str, Any] = {
-            "game_id": self.game_id, "game": self.kind, "version": self.version,
-            "round_version": self.round_version, "status": self.status,
-            "round": self.final_round if self.status == OVER else self.state.round if self.state is not None else 0,
-            "you": seat,
-            "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
-            "code": self.code, "submitted": seat in done, "seats": self.seats_total,
+        out, connected, done = await self._view_head(seat)
+        out.update({
+            "submitted": seat in done, "seats": self.seats_total,
             "expected": self.status == RUNNING and seat in expected_players(engine, self.state)
             and seat not in done,
             "seq": self.seq[seat] if 0 <= seat < len(self.seq) else 0,
             "autopilot_played": seat in self.autoplayed,
             "autopilot_log": [dict(t) for t in self.autolog.get(seat, ())],
             "players": self._players(connected, done),
-        }
+        })
         if self.state is not None:
-            out["step"] = self._step_dict()  # who may act now: kind, players, active, deadline (+ its time)
-            out["view"] = engine.view(self.state, seat, self.last_events)
-            if self.status == OVER and self.outcome is not None and out["view"].get("outcome") is None:
-                out["view"]["outcome"] = dict(self.outcome)  # ended by an operator: the engine's game went on
+            self._view_body(out, engine.view(self.state, seat, self.last_events))
         sub = self.submissions.get(seat)
         if sub is not None:
             out["pending"] = sub.orders
         if self.standing.get(seat):
             out["standing"] = self.standing[seat]
         return out
+
+    async def _view_head(self, you: int) -> tuple[dict[str, Any], set[int], set[int]]:
+        """What a player's view and a spectator's begin with, the seats connected and those done."""
+        connected = await self.store.connected(self.game_id, range(len(self.seats)))
+        out: dict[str, Any] = {
+            "game_id": self.game_id, "game": self.kind, "version": self.version,
+            "round_version": self.round_version, "status": self.status,
+            "round": self.final_round if self.status == OVER else self.state.round if self.state is not None else 0,
+            "you": you, "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
+            "code": self.code,
+        }
+        return out, connected, self._done()
+
+    def _view_body(self, out: dict[str, Any], shown: dict[str, Any]) -> None:
+        """The step (who may act now: kind, players, active, deadline and its time) and the engine's view
+        ``shown``, with the outcome of a game an operator ended (the engine's game went on)."""
+        out["step"] = self._step_dict()
+        out["view"] = shown
+        if self.status == OVER and self.outcome is not None and shown.get("outcome") is None:
+            shown["outcome"] = dict(self.outcome)
 
     def _players(self, connected: set[int], done: set[int]) -> list[dict[str, Any]]:
         """Every seat as every player sees it (A84)."""
@@ -69,23 +80,11 @@ class ReadsPart(ActorCore):
 
     async def _spectator_view(self) -> dict[str, Any]:
         engine = self._engine()
-        connected = await self.store.connected(self.game_id, range(len(self.seats)))
-        done = self._done()
-        out: dict[str, Any] = {
-            "game_id": self.game_id, "game": self.kind, "version": self.version,
-            "round_version": self.round_version, "status": self.status,
-            "round": self.final_round if self.status == OVER else self.state.round if self.state is not None else 0,
-            "you": SPECTATOR, "deadline_unix_ms": self.deadline_ms or 0, "deadline_seconds": self.deadline_s,
-            "code": self.code, "submitted": False, "seats": self.seats_total, "expected": False,
-            "seq": self.public_seq, "autopilot_played": False, "autopilot_log": [],
-            "players": self._players(connected, done),
-        }
+        out, connected, done = await self._view_head(SPECTATOR)
+        out.update({"submitted": False, "seats": self.seats_total, "expected": False, "seq": self.public_seq,
+                    "autopilot_played": False, "autopilot_log": [], "players": self._players(connected, done)})
         if self.state is not None:
-            public = public_events(self.last_events, self.seats_total)
-            out["step"] = self._step_dict()
-            out["view"] = engine.spectator_view(self.state, public)
-            if self.status == OVER and self.outcome is not None and out["view"].get("outcome") is None:
-                out["view"]["outcome"] = dict(self.outcome)
+            self._view_body(out, engine.spectator_view(self.state, public_events(self.last_events, self.seats_total)))
         return out
 
     def latest_seq(self, seat: int) -> int:

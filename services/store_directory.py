@@ -18,6 +18,15 @@ LIVE_ENDED_S = 3600
 LIVE_KEPT = 100
 
 
+async def seat_at(store: RedisKeys, key: str) -> tuple[str, int] | None:
+    """The (game, seat) a secret's or a token's key records (JSON ``{"game", "seat", …}``), None if none."""
+    raw = await store.redis.get(key)
+    if raw is None:
+        return None
+    d = json.loads(raw)
+    return str(d["game"]), int(d["seat"])
+
+
 class DirectoryStore(RedisKeys):
     """Codes, secrets, summaries and the open lists, lobbies per client address, the server key."""
 
@@ -33,11 +42,7 @@ class DirectoryStore(RedisKeys):
         await self.redis.set(self.key("secret", secret_hash), dumps({"game": game_id, "seat": seat}), keepttl=True)
 
     async def seat_of_secret(self, secret_hash: str) -> tuple[str, int] | None:
-        raw = await self.redis.get(self.key("secret", secret_hash))
-        if raw is None:
-            return None
-        d = json.loads(raw)
-        return str(d["game"]), int(d["seat"])
+        return await seat_at(self, self.key("secret", secret_hash))
 
     async def put_summary(self, game_id: str, summary: dict[str, Any], listed: bool,
                           created_ms: int, live: str = "") -> None:
@@ -184,8 +189,4 @@ class AgentTokenStore(RedisKeys):
         return bool(removed)
 
     async def seat_of_agent_token(self, token_hash: str) -> tuple[str, int] | None:
-        raw = await self.redis.get(self.key("agent", token_hash))
-        if raw is None:
-            return None
-        d = json.loads(raw)
-        return str(d["game"]), int(d["seat"])
+        return await seat_at(self, self.key("agent", token_hash))
