@@ -255,6 +255,14 @@ async def run_gateway(cluster: Embedded, *, host: str, grpc_port: int, http_port
 
     web = uvicorn_server(uvicorn_config(build_app(health_report, refresh, lifespan, host=host, ready=is_ready),
                                         host=host, port=http_port))
+    await _serve_until_stopped(web, http_sock, http_port, state, ready_event, on_ready, on_stop)
+
+
+async def _serve_until_stopped(web: Any, http_sock: socket.socket, http_port: int, state: dict[str, Any],
+                               ready_event: asyncio.Event, on_ready: Callable[[int, int], Awaitable[None]] | None,
+                               on_stop: Callable[[], None] | None) -> None:
+    """:func:`run_gateway`'s serving: the HTTP server (``web``; its lifespan starts the rest, filling
+    ``state`` and setting ``ready_event``) until SIGINT / SIGTERM, then the drain (SIGTERM) and the stop."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     signals: list[signal.Signals] = []

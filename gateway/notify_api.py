@@ -158,71 +158,12 @@ class NotifyService:
             raise InvalidOrder(f"a language is one of {', '.join(nk.LANGUAGES)}", field="language")
         if language:
             cfg["language"] = language
-        allow = self.config.allow_private
         if req.get("web_push") is not None:
-            wp = dict(req["web_push"])
-            kinds = self._kinds(game, list(wp.get("kinds") or []), "web_push")
-            if wp.get("off"):
-                cfg.pop(nk.WEB_PUSH, None)
-                reset[nk.WEB_PUSH] = {}
-            else:
-                ch = dict(cfg.get(nk.WEB_PUSH) or {"devices": []})
-                ch["kinds"] = kinds
-                devices = list(ch.get("devices") or [])
-                gone = str(wp.get("remove_endpoint") or "")
-                if gone:
-                    devices = [d for d in devices if d["endpoint"] != gone]
-                sub = wp.get("subscription")
-                if sub and sub.get("endpoint"):
-                    endpoint, p256dh, auth = str(sub["endpoint"]), str(sub.get("p256dh", "")), str(sub.get("auth", ""))
-                    check_subscription(endpoint, p256dh, auth, allow_private=allow, field="web_push.subscription")
-                    devices = [d for d in devices if d["endpoint"] != endpoint]
-                    if len(devices) >= MAX_DEVICES:
-                        raise Conflict(f"at most {MAX_DEVICES} devices get web push notifications: remove one first")
-                    devices.append({"id": _device_id(endpoint), "endpoint": endpoint, "p256dh": p256dh, "auth": auth})
-                    reset[nk.WEB_PUSH] = {}  # (a device (re)registered: the channel starts afresh)
-                ch["devices"] = devices
-                if devices:
-                    cfg[nk.WEB_PUSH] = ch
-                else:
-                    cfg.pop(nk.WEB_PUSH, None)
+            self._set_web_push(cfg, reset, game, dict(req["web_push"]))
         if req.get("webhook") is not None:
-            wh = dict(req["webhook"])
-            kinds = self._kinds(game, list(wh.get("kinds") or []), "webhook")
-            url = str(wh.get("url") or "")
-            if "url" not in wh:
-                self._kinds_only(cfg, nk.WEBHOOK, kinds, "webhook.url", "no webhook is set: give its URL")
-            elif not url:
-                cfg.pop(nk.WEBHOOK, None)
-            else:
-                check_target_url(url, allow_private=allow, field="webhook.url")
-                old = cfg.get(nk.WEBHOOK) or {}
-                secret = old.get("secret") if old.get("url") == url else None
-                if secret is None:
-                    secret = new_secret = "whsec_" + secrets.token_urlsafe(24)
-                cfg[nk.WEBHOOK] = {"kinds": kinds, "url": url, "secret": secret}
-            if "url" in wh:
-                reset[nk.WEBHOOK] = {}  # (set again: enabled again)
+            new_secret = self._set_webhook(cfg, reset, game, dict(req["webhook"]))
         if req.get("email") is not None:
-            em = dict(req["email"])
-            kinds = self._kinds(game, list(em.get("kinds") or []), "email")
-            address = str(em.get("address") or "")
-            if "address" not in em:
-                self._kinds_only(cfg, nk.EMAIL, kinds, "email.address", "no email address is set: give one")
-            elif not address:
-                cfg.pop(nk.EMAIL, None)
-                reset[nk.EMAIL] = {}
-            else:
-                if not self.config.email_available:
-                    raise Conflict("this server sends no email (its operator has not configured SMTP)")
-                address = check_email_address(address, "email.address")
-                old = cfg.get(nk.EMAIL) or {}
-                same = str(old.get("address", "")).lower() == address.lower()
-                cfg[nk.EMAIL] = {"kinds": kinds, "address": address, "confirmed": bool(same and old.get("confirmed"))}
-                if not same or status.get(nk.EMAIL, {}).get("disabled"):
-                    reset[nk.EMAIL] = {}
-                if not cfg[nk.EMAIL]["confirmed"] and not same:
-                    confirm = secrets.token_urlsafe(24)
+            confirm = self._set_email(cfg, reset, status, game, dict(req["email"]))
         await self.outbox.put_settings(game_id, seat, cfg, reset)
         if confirm:
             await self.outbox.put_confirmation(confirm, game_id, seat, cfg[nk.EMAIL]["address"])
@@ -235,6 +176,81 @@ class NotifyService:
             first = json.loads(await self.store.redis.get(marker) or "null") or {"answer": answer}
             return dict(first["answer"])
         return answer
+
+    def _set_web_push(self, cfg: dict[str, Any], reset: dict[str, dict[str, Any]], game: str,
+                      wp: Mapping[str, Any]) -> None:
+        """The request's ``web_push`` applied to ``cfg`` (the channels to start afresh into ``reset``)."""
+        kinds = self._kinds(game, list(wp.get("kinds") or []), "web_push")
+        if wp.get("off"):
+            cfg.pop(nk.WEB_PUSH, None)
+            reset[nk.WEB_PUSH] = {}
+        else:
+            ch = dict(cfg.get(nk.WEB_PUSH) or {"devices": []})
+            ch["kinds"] = kinds
+            devices = list(ch.get("devices") or [])
+            gone = str(wp.get("remove_endpoint") or "")
+            if gone:
+                devices = [d for d in devices if d["endpoint"] != gone]
+            sub = wp.get("subscription")
+            if sub and sub.get("endpoint"):
+                endpoint, p256dh, auth = str(sub["endpoint"]), str(sub.get("p256dh", "")), str(sub.get("auth", ""))
+                check_subscription(endpoint, p256dh, auth, allow_private=self.config.allow_private,
+                                   field="web_push.subscription")
+                devices = [d for d in devices if d["endpoint"] != endpoint]
+                if len(devices) >= MAX_DEVICES:
+                    raise Conflict(f"at most {MAX_DEVICES} devices get web push notifications: remove one first")
+                devices.append({"id": _device_id(endpoint), "endpoint": endpoint, "p256dh": p256dh, "auth": auth})
+                reset[nk.WEB_PUSH] = {}  # (a device (re)registered: the channel starts afresh)
+            ch["devices"] = devices
+            if devices:
+                cfg[nk.WEB_PUSH] = ch
+            else:
+                cfg.pop(nk.WEB_PUSH, None)
+
+    def _set_webhook(self, cfg: dict[str, Any], reset: dict[str, dict[str, Any]], game: str,
+                     wh: Mapping[str, Any]) -> str:
+        """The request's ``webhook`` applied to ``cfg``; the new signing secret, if one was made ("")."""
+        new_secret = ""
+        kinds = self._kinds(game, list(wh.get("kinds") or []), "webhook")
+        url = str(wh.get("url") or "")
+        if "url" not in wh:
+            self._kinds_only(cfg, nk.WEBHOOK, kinds, "webhook.url", "no webhook is set: give its URL")
+        elif not url:
+            cfg.pop(nk.WEBHOOK, None)
+        else:
+            check_target_url(url, allow_private=self.config.allow_private, field="webhook.url")
+            old = cfg.get(nk.WEBHOOK) or {}
+            secret = old.get("secret") if old.get("url") == url else None
+            if secret is None:
+                secret = new_secret = "whsec_" + secrets.token_urlsafe(24)
+            cfg[nk.WEBHOOK] = {"kinds": kinds, "url": url, "secret": secret}
+        if "url" in wh:
+            reset[nk.WEBHOOK] = {}  # (set again: enabled again)
+        return new_secret
+
+    def _set_email(self, cfg: dict[str, Any], reset: dict[str, dict[str, Any]], status: Mapping[str, Any],
+                   game: str, em: Mapping[str, Any]) -> str:
+        """The request's ``email`` applied to ``cfg``; the confirmation token to send, if any ("")."""
+        confirm = ""
+        kinds = self._kinds(game, list(em.get("kinds") or []), "email")
+        address = str(em.get("address") or "")
+        if "address" not in em:
+            self._kinds_only(cfg, nk.EMAIL, kinds, "email.address", "no email address is set: give one")
+        elif not address:
+            cfg.pop(nk.EMAIL, None)
+            reset[nk.EMAIL] = {}
+        else:
+            if not self.config.email_available:
+                raise Conflict("this server sends no email (its operator has not configured SMTP)")
+            address = check_email_address(address, "email.address")
+            old = cfg.get(nk.EMAIL) or {}
+            same = str(old.get("address", "")).lower() == address.lower()
+            cfg[nk.EMAIL] = {"kinds": kinds, "address": address, "confirmed": bool(same and old.get("confirmed"))}
+            if not same or status.get(nk.EMAIL, {}).get("disabled"):
+                reset[nk.EMAIL] = {}
+            if not cfg[nk.EMAIL]["confirmed"] and not same:
+                confirm = secrets.token_urlsafe(24)
+        return confirm
 
     async def _queue_confirmation(self, game_id: str, seat: int, game: str, cfg: Mapping[str, Any],
                                   token: str) -> None:

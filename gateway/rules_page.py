@@ -177,6 +177,29 @@ class _Page:
         return "\n".join(out)
 
 
+def _close_lists(page: _Page, lists: list[tuple[int, str]], indent: int = -1) -> None:
+    """Close the open lists (``lists``: (indent, "ul"/"ol")) deeper than ``indent``."""
+    while lists and lists[-1][0] > indent:
+        page.parts.append(f"</li></{lists.pop()[1]}>")
+
+
+def _open_item(page: _Page, lists: list[tuple[int, str]], indent: int, kind: str) -> None:
+    """Before a list item at ``indent`` of ``kind`` ("ul"/"ol"): a nested list opened, the item before it
+    ended, or the list of another kind at that indent closed and a new one opened."""
+    if lists and indent > lists[-1][0]:
+        page.parts.append(f"<{kind}>")
+        lists.append((indent, kind))
+        return
+    _close_lists(page, lists, indent)
+    if lists and lists[-1][0] == indent and lists[-1][1] == kind:
+        page.parts.append("</li>")
+        return
+    if lists and lists[-1][0] == indent:
+        page.parts.append(f"</li></{lists.pop()[1]}>")
+    page.parts.append(f"<{kind}>")
+    lists.append((indent, kind))
+
+
 def render(markdown: str, letter: str) -> str:
     """The body HTML of a rules page (module docstring: the subset read and the anchors placed)."""
     page = _Page(letter)
@@ -192,8 +215,7 @@ def render(markdown: str, letter: str) -> str:
 
     def end_lists(indent: int = -1) -> None:
         nonlocal item
-        while lists and lists[-1][0] > indent:
-            page.parts.append(f"</li></{lists.pop()[1]}>")
+        _close_lists(page, lists, indent)
         item = None if not lists else item
 
     i = 0
@@ -232,19 +254,7 @@ def render(markdown: str, letter: str) -> str:
         m = _ITEM.match(line)
         if m and (not para or lists):
             end_para()
-            indent, kind = len(m.group(1)), "ol" if m.group(2)[0].isdigit() else "ul"
-            if lists and indent > lists[-1][0]:
-                page.parts.append(f"<{kind}>")
-                lists.append((indent, kind))
-            else:
-                end_lists(indent)
-                if lists and lists[-1][0] == indent and lists[-1][1] == kind:
-                    page.parts.append("</li>")
-                else:
-                    if lists and lists[-1][0] == indent:
-                        page.parts.append(f"</li></{lists.pop()[1]}>")
-                    page.parts.append(f"<{kind}>")
-                    lists.append((indent, kind))
+            _open_item(page, lists, len(m.group(1)), "ol" if m.group(2)[0].isdigit() else "ul")
             item = page.block("li", m.group(3))
             i += 1
             continue
