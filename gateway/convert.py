@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from google.protobuf import json_format
@@ -100,6 +101,15 @@ def update_message(u: dict[str, Any]) -> game_pb2.Update:
     if u.get("chat"):
         msg.chat.CopyFrom(game_pb2.ChatMessage(**u["chat"]))
     return msg
+
+
+async def update_messages(stream: AsyncGenerator[dict[str, Any], None]) -> AsyncGenerator[game_pb2.Update, None]:
+    """A stream of updates (Watch, Spectate) as Update messages; ``stream`` is closed however this ends."""
+    try:
+        async for u in stream:
+            yield update_message(u)
+    finally:
+        await stream.aclose()
 
 
 def summary_message(s: dict[str, Any]) -> lobby_pb2.GameSummary:

@@ -88,19 +88,25 @@ async def _abort(context: grpc.aio.ServicerContext, door_method: str, exc: BaseE
         tracing.failed(err.code)
 
 
+async def _handled(api: PlayerAPI, r: rpc.Rpc | rpc.Stream, request: Message | Malformed,
+                   context: grpc.aio.ServicerContext) -> tuple[Any, Exception | None]:
+    """The rpc's handler run on ``request`` (a malformed one refused as it is), for the caller's client
+    address: (its answer, None), or (None, the failure) — rendered by the caller outside any except block."""
+    PEER.set(grpc_peer(context.peer() or ""))
+    try:
+        if isinstance(request, Malformed):
+            raise request.error()
+        return await r.handler(api, request, _secret(context)), None
+    except Exception as exc:
+        return None, exc
+
+
 def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]:
     latency, ok = LATENCY.labels("grpc", r.name), REQUESTS.labels("grpc", r.name, "OK", OK)  # once, not per call
 
     async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
         start = time.perf_counter()
-        PEER.set(grpc_peer(context.peer() or ""))
-        failure: Exception | None = None
-        try:
-            if isinstance(request, Malformed):
-                raise request.error()
-            result = await r.handler(api, request, _secret(context))
-        except Exception as exc:
-            failure = exc
+        result, failure = await _handled(api, r, request, context)
         latency.observe(time.perf_counter() - start)
         if failure is not None:
             # (aborted outside the except block: the abort's own exception, which tracing records,
@@ -108,21 +114,15 @@ def _unary(api: PlayerAPI, r: rpc.Rpc) -> Callable[[Message, grpc.aio.ServicerCo
             await _abort(context, r.name, failure)
             raise AssertionError("unreachable")  # abort raises
         ok.inc()
-        return result
+        answer: Message = result
+        return answer
     return handle
 
 
 def _stream(api: PlayerAPI, r: rpc.Stream) -> Callable[[Message, grpc.aio.ServicerContext], AsyncIterator[Message]]:
     async def handle(request: Message, context: grpc.aio.ServicerContext) -> AsyncIterator[Message]:
-        PEER.set(grpc_peer(context.peer() or ""))
         DOOR.set("grpc")
-        failure: Exception | None = None
-        try:
-            if isinstance(request, Malformed):
-                raise request.error()
-            updates = await r.handler(api, request, _secret(context))
-        except Exception as exc:
-            failure = exc
+        updates, failure = await _handled(api, r, request, context)
         if failure is not None:
             await _abort(context, r.name, failure)  # (outside the except block, as in _unary)
             return

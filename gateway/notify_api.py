@@ -17,7 +17,7 @@ import html
 import json
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -118,12 +118,22 @@ class NotifyService:
                                    f"{', '.join(allowed)})", field=f"{field}.kinds[{i}]")
         return list(dict.fromkeys(given))
 
-    @staticmethod
-    def _kinds_only(cfg: dict[str, Any], channel: str, kinds: list[str], field: str, unset: str) -> None:
-        """A channel's target left out of the request: it stays, only its kinds change."""
-        if not cfg.get(channel):
-            raise InvalidOrder(unset, field=field)
-        cfg[channel] = {**cfg[channel], "kinds": kinds}
+    def _target(self, cfg: dict[str, Any], reset: dict[str, dict[str, Any]], game: str, req: Mapping[str, Any],
+                channel: str, key: str, unset: str) -> tuple[list[str], str]:
+        """(kinds, target) of a channel of the request whose target is ``req[key]`` (a webhook's URL, an email
+        address). The target "": nothing more to do — left out of the request, the target stays and only
+        its kinds change (``unset``: the error when the channel has none); empty, the channel is removed."""
+        kinds = self._kinds(game, list(req.get("kinds") or []), channel)
+        if key not in req:
+            if not cfg.get(channel):
+                raise InvalidOrder(unset, field=f"{channel}.{key}")
+            cfg[channel] = {**cfg[channel], "kinds": kinds}
+            return kinds, ""
+        target = str(req.get(key) or "")
+        if not target:
+            cfg.pop(channel, None)
+            reset[channel] = {}
+        return kinds, target
 
     async def set(self, game_id: str, seat: int, game: str, status_of_game: str, req: Mapping[str, Any],
                   *, agent: bool) -> dict[str, Any]:
@@ -211,20 +221,14 @@ class NotifyService:
                      wh: Mapping[str, Any]) -> str:
         """The request's ``webhook`` applied to ``cfg``; the new signing secret, if one was made ("")."""
         new_secret = ""
-        kinds = self._kinds(game, list(wh.get("kinds") or []), "webhook")
-        url = str(wh.get("url") or "")
-        if "url" not in wh:
-            self._kinds_only(cfg, nk.WEBHOOK, kinds, "webhook.url", "no webhook is set: give its URL")
-        elif not url:
-            cfg.pop(nk.WEBHOOK, None)
-        else:
+        kinds, url = self._target(cfg, reset, game, wh, nk.WEBHOOK, "url", "no webhook is set: give its URL")
+        if url:
             check_target_url(url, allow_private=self.config.allow_private, field="webhook.url")
             old = cfg.get(nk.WEBHOOK) or {}
             secret = old.get("secret") if old.get("url") == url else None
             if secret is None:
                 secret = new_secret = "whsec_" + secrets.token_urlsafe(24)
             cfg[nk.WEBHOOK] = {"kinds": kinds, "url": url, "secret": secret}
-        if "url" in wh:
             reset[nk.WEBHOOK] = {}  # (set again: enabled again)
         return new_secret
 
@@ -232,14 +236,8 @@ class NotifyService:
                    game: str, em: Mapping[str, Any]) -> str:
         """The request's ``email`` applied to ``cfg``; the confirmation token to send, if any ("")."""
         confirm = ""
-        kinds = self._kinds(game, list(em.get("kinds") or []), "email")
-        address = str(em.get("address") or "")
-        if "address" not in em:
-            self._kinds_only(cfg, nk.EMAIL, kinds, "email.address", "no email address is set: give one")
-        elif not address:
-            cfg.pop(nk.EMAIL, None)
-            reset[nk.EMAIL] = {}
-        else:
+        kinds, address = self._target(cfg, reset, game, em, nk.EMAIL, "address", "no email address is set: give one")
+        if address:
             if not self.config.email_available:
                 raise Conflict("this server sends no email (its operator has not configured SMTP)")
             address = check_email_address(address, "email.address")
@@ -329,24 +327,21 @@ def routes(service_of: Callable[[Request], NotifyService]) -> list[Route]:
     def lang_of(request: Request) -> str:
         return "he" if request.query_params.get("lang") == "he" else "en"
 
-    async def confirm(request: Request) -> Response:
-        svc = service_of(request)
-        if request.method == "GET":
-            lang = lang_of(request)
-            return _page(lang, PAGE_WORDS[lang]["confirm_q"], PAGE_WORDS[lang]["confirm_b"])
-        ok, lang = await svc.confirm(request.path_params["token"])
-        w = PAGE_WORDS[lang]
-        return _page(lang, w["confirmed"] if ok else w["bad"], status=200 if ok else 410)
+    def page(act: str, ask: str, button: str, done: str) -> Callable[[Request], Awaitable[Response]]:
+        """The page of one token link: GET asks (``ask``, ``button``), POST does ``act`` (a method of
+        the service) and says ``done`` (or that the link is bad: 410)."""
+        async def answer(request: Request) -> Response:
+            svc = service_of(request)
+            if request.method == "GET":
+                lang = lang_of(request)
+                return _page(lang, PAGE_WORDS[lang][ask], PAGE_WORDS[lang][button])
+            ok, lang = await getattr(svc, act)(request.path_params["token"])
+            w = PAGE_WORDS[lang]
+            return _page(lang, w[done] if ok else w["bad"], status=200 if ok else 410)
+        return answer
 
-    async def unsubscribe(request: Request) -> Response:
-        svc = service_of(request)
-        if request.method == "GET":
-            lang = lang_of(request)
-            return _page(lang, PAGE_WORDS[lang]["unsub_q"], PAGE_WORDS[lang]["unsub_b"])
-        ok, lang = await svc.unsubscribe(request.path_params["token"])
-        w = PAGE_WORDS[lang]
-        return _page(lang, w["unsubscribed"] if ok else w["bad"], status=200 if ok else 410)
-
+    confirm = page("confirm", "confirm_q", "confirm_b", "confirmed")
+    unsubscribe = page("unsubscribe", "unsub_q", "unsub_b", "unsubscribed")
     return [Route("/notify/confirm/{token}", confirm, methods=["GET", "POST"]),
             Route("/notify/unsubscribe/{token}", unsubscribe, methods=["GET", "POST"])]
 

@@ -250,13 +250,7 @@ class ShardRouter:
         return shard
 
     async def shard_of(self, game_id: str) -> str:
-        shard = self._placement.get(game_id)
-        if shard is None:
-            recorded = await self.store.placement(game_id)
-            if recorded is None:
-                raise NotFound(f"no game {game_id[:40]!r}", field="game_id")
-            shard = recorded
-            self._placement.put(game_id, shard)
+        shard = self._placement.get(game_id) or await self._recorded(game_id)
         if self.states.get(shard) != "active" and shard not in self.active:
             shard = await self._move(game_id, shard) or await self._recorded(game_id)
         return shard

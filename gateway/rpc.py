@@ -122,15 +122,7 @@ async def watch(api: PlayerAPI, req: game_pb2.WatchRequest, secret: str) -> Asyn
     check_after_seq(req.after_seq)
     if req.after_seq > 0:
         check_after_seq(req.after_seq, int((await api.view(secret, req.game_id))["seq"]))
-    stream = await api.watch(secret, req.game_id, req.after_seq)
-
-    async def messages() -> AsyncGenerator[game_pb2.Update, None]:
-        try:
-            async for u in stream:
-                yield convert.update_message(u)
-        finally:
-            await stream.aclose()
-    return messages()
+    return convert.update_messages(await api.watch(secret, req.game_id, req.after_seq))
 
 
 @dataclass(frozen=True)

@@ -103,15 +103,7 @@ async def export_game(api: PlayerAPI, req: cp.ExportGameRequest, secret: str) ->
 async def spectate(api: PlayerAPI, req: cp.SpectateRequest, _secret: str) -> AsyncGenerator[game_pb2.Update, None]:
     """Checks the game and ``after_seq`` at once (errors before the first update, as Watch does); the
     iterator must be closed."""
-    stream = await api.spectate(req.game_id, req.after_seq)
-
-    async def messages() -> AsyncGenerator[game_pb2.Update, None]:
-        try:
-            async for u in stream:
-                yield convert.update_message(u)
-        finally:
-            await stream.aclose()
-    return messages()
+    return convert.update_messages(await api.spectate(req.game_id, req.after_seq))
 
 
 #: (name, request type, handler) of every unary rpc of the Community service
