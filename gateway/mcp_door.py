@@ -26,6 +26,10 @@ returns when the caller's seat is among the step's players, built on the same Wa
 (``is_error``) whose text names the code, the field, the rule id, the reason and whether a retry can
 help; nothing a bad argument does changes the game. A resource read that fails is a JSON-RPC error
 carrying the same four fields as ``data``.
+
+This module is the door itself (hosts, :class:`Guard`, tracing, :class:`McpDoor`); the tools are in
+:mod:`gateway.mcp_tools` (one table), the long polls in :mod:`gateway.mcp_wait`, the answers' shapes and
+errors in :mod:`gateway.mcp_answers`.
 """
 
 from __future__ import annotations
