@@ -11,7 +11,7 @@ from google.protobuf.message import Message
 from archipelago.v1 import community_pb2, community_pb2_grpc, game_pb2, game_pb2_grpc, lobby_pb2_grpc
 from client.base import BaseClient, M
 from client.errors import ApiError
-from engine.errors import HTTP_OF_STATUS
+from engine.errors import BY_CODE, HTTP_OF_STATUS, WIRE
 
 #: a gRPC status's HTTP status (the error table's, engine/errors.py; any other status: 500)
 HTTP_OF = {"OK": 200, **HTTP_OF_STATUS}
@@ -20,8 +20,11 @@ HTTP_OF = {"OK": 200, **HTTP_OF_STATUS}
 def api_error(err: grpc.aio.AioRpcError) -> ApiError:
     t = {k: v for k, v in (err.trailing_metadata() or ()) if isinstance(v, str)}
     status = err.code().name
-    return ApiError(status=status, code=t.get("error-code", ""), field=t.get("error-field", ""),
-                    rule=t.get("error-rule", ""), message=err.details() or "", http_status=HTTP_OF.get(status, 500))
+    code = t.get("error-code", "")
+    known = BY_CODE.get(code)  # the code's own row (order/illegal: 422, as the JSON door says), else the status's
+    http = WIRE[known].http if known is not None else HTTP_OF.get(status, 500)
+    return ApiError(status=status, code=code, field=t.get("error-field", ""), rule=t.get("error-rule", ""),
+                    message=err.details() or "", http_status=http)
 
 
 class Client(BaseClient):
