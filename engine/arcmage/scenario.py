@@ -68,9 +68,8 @@ def _ops_from(phase: str) -> list[Json]:
     raise ValueError(f"unknown phase {phase!r}")
 
 
-def state_from_scenario(sc: Mapping[str, Any]) -> ArcState:
-    seats_in = list(sc["seats"])
-    n = int(sc.get("players", len(seats_in)))
+def _empty_state(sc: Mapping[str, Any], n: int) -> Json:
+    """The engine state of a scenario before any card: its turn, phase, effects and ``n`` empty seats."""
     S: Json = {"n": n, "config": {"players": n, "decks": ["scenario"] * n}, "cards": {}, "seats": [],
                "active": int(sc.get("active", 0)), "first": int(sc.get("first", 0)), "turn": int(sc.get("turn", 3)),
                "phase": sc.get("phase", "play1"), "stack": [], "combat": None,
@@ -82,82 +81,115 @@ def state_from_scenario(sc: Mapping[str, Any]) -> ArcState:
     for _ in range(n):
         S["seats"].append({"deck": [], "hand": [], "grave": [], "removed": [], "unbuilt": [], "army": [],
                            "cities": [], "piles": {f: [] for f in FACTIONS}, "out": False, "temp": {}})
-    counter = [0]
+    return S
 
-    def add(p: int, ent: Any, zone: str, at: str | None = None) -> str:
+
+class _Cards:
+    """Puts a scenario's cards into the state ``S``, numbering those without an id."""
+
+    def __init__(self, S: Json) -> None:
+        self.S = S
+        self.counter = 0
+
+    def add(self, p: int, ent: Any, zone: str, at: str | None = None) -> str:
+        """Seat ``p``'s card ``ent`` (a name, or a dict with its id, marks, damage, residents, …) in
+        ``zone`` (``at``: the city a resident lives in); returns its id."""
+        S = self.S
         if isinstance(ent, str):
             ent = {"card": ent}
         key = card_key(ent["card"])
         if key is None:
             raise ValueError(f"unknown card {ent['card']!r}")
-        counter[0] += 1
-        cid = str(ent.get("id") or f"{p}.{zone}.{counter[0]}")
+        self.counter += 1
+        cid = str(ent.get("id") or f"{p}.{zone}.{self.counter}")
         if cid in S["cards"]:
             raise ValueError(f"duplicate card id {cid!r}")
         c: Json = {"k": key, "o": p, "z": zone}
         if DEFS[key]["token"]:
             c["tok"] = True
         S["cards"][cid] = c
-        s = S["seats"][p]
         if zone in ("army", "res", "city"):
-            c.update({"m": bool(ent.get("marked", False)), "dmg": int(ent.get("damage", 0)), "ench": []})
-            pa, pd = ent.get("counters", (0, 0))
-            if pa:
-                c["pa"] = pa
-            if pd:
-                c["pd"] = pd
-            if ent.get("devoted"):
-                c["dev"] = S["turn"]
-            for k in ("gr", "ivy", "skip"):
-                if ent.get(k):
-                    c[k] = int(ent[k])
-        if zone == "city":
-            c["res"] = []
-            c["cdef"] = int(ent.get("defense", DEFS[key]["defense"] or 0))
-            s["cities"].append(cid)
-            for r in ent.get("residents", ()):
-                add(p, r, "res", cid)
-        elif zone == "res":
-            c["at"] = at
-            S["cards"][str(at)]["res"].append(cid)
-        elif zone in ("army", "hand", "deck", "grave", "removed", "unbuilt"):
-            s[zone].append(cid)
+            self._in_play(c, ent)
+        self._place(p, cid, c, ent, zone, at)
         for e in ent.get("enchantments", ()) if zone in ("army", "res", "city") else ():
-            eid = add(p, e, "ench_tmp")
+            eid = self.add(p, e, "ench_tmp")
             S["cards"][eid].update({"z": "ench", "at": cid, "m": False, "dmg": 0})
             c["ench"].append(eid)
         return cid
 
-    for p, s in enumerate(seats_in):
+    def _in_play(self, c: Json, ent: Mapping[str, Any]) -> None:
+        """A card in play: marked, damage, counters, devotion, and the counts some abilities keep."""
+        c.update({"m": bool(ent.get("marked", False)), "dmg": int(ent.get("damage", 0)), "ench": []})
+        pa, pd = ent.get("counters", (0, 0))
+        if pa:
+            c["pa"] = pa
+        if pd:
+            c["pd"] = pd
+        if ent.get("devoted"):
+            c["dev"] = self.S["turn"]
+        for k in ("gr", "ivy", "skip"):
+            if ent.get(k):
+                c[k] = int(ent[k])
+
+    def _place(self, p: int, cid: str, c: Json, ent: Mapping[str, Any], zone: str, at: str | None) -> None:
+        s = self.S["seats"][p]
+        if zone == "city":
+            c["res"] = []
+            c["cdef"] = int(ent.get("defense", DEFS[c["k"]]["defense"] or 0))
+            s["cities"].append(cid)
+            for r in ent.get("residents", ()):
+                self.add(p, r, "res", cid)
+        elif zone == "res":
+            c["at"] = at
+            self.S["cards"][str(at)]["res"].append(cid)
+        elif zone in ("army", "hand", "deck", "grave", "removed", "unbuilt"):
+            s[zone].append(cid)
+
+    def seat(self, p: int, s: Mapping[str, Any]) -> None:
+        """Seat ``p``'s cities, zones and resource piles (face-down fillers, the first ones marked)."""
         for city in s.get("cities", ()):
-            add(p, city, "city")
+            self.add(p, city, "city")
         for zone in ("army", "hand", "deck", "grave", "removed", "unbuilt"):
             for ent in s.get(zone, ()):
-                add(p, ent, zone)
+                self.add(p, ent, zone)
         marked = dict(s.get("marked_piles", {}))
         for f, k in dict(s.get("piles", {})).items():
             for i in range(int(k)):
                 cid = f"r{p}.{f.split()[-1].lower()}.{i + 1}"
-                S["cards"][cid] = {"k": FILLER.get(f, "footsoldier"), "o": p, "z": "pile", "f": f,
-                                   "m": i < int(marked.get(f, 0))}
-                S["seats"][p]["piles"][f].append(cid)
+                self.S["cards"][cid] = {"k": FILLER.get(f, "footsoldier"), "o": p, "z": "pile", "f": f,
+                                        "m": i < int(marked.get(f, 0))}
+                self.S["seats"][p]["piles"][f].append(cid)
+
+    def stack(self, sc: Mapping[str, Any]) -> None:
+        """The scenario's event stack, and the response window it opens (``priority``, else M-order)."""
+        S = self.S
+        for it in sc.get("stack", ()):
+            p = int(it["p"])
+            cid = self.add(p, {"card": it["card"], "id": it.get("id")}, "stack")
+            S["cards"][cid]["z"] = "stack"
+            item: Json = {"card": cid, "p": p}
+            for k in ("targets", "mode", "to", "x"):
+                if it.get(k) is not None:
+                    item[k] = it[k]
+            S["stack"].append(item)
+        if S["stack"]:
+            top = S["stack"][-1]["p"]
+            players = sc.get("priority")
+            if players is None:
+                players = core.order_from(S, top, False)
+            S["todo"].insert(0, {"op": "window", "kind": "stack", "players": [int(q) for q in players]})
+
+
+def state_from_scenario(sc: Mapping[str, Any]) -> ArcState:
+    seats_in = list(sc["seats"])
+    n = int(sc.get("players", len(seats_in)))
+    S = _empty_state(sc, n)
+    cards = _Cards(S)
+    for p, s in enumerate(seats_in):
+        cards.seat(p, s)
     S["phase"] = sc.get("phase", "play1")
     S["todo"] = _ops_from(S["phase"])
-    for it in sc.get("stack", ()):
-        p = int(it["p"])
-        cid = add(p, {"card": it["card"], "id": it.get("id")}, "stack")
-        S["cards"][cid]["z"] = "stack"
-        item: Json = {"card": cid, "p": p}
-        for k in ("targets", "mode", "to", "x"):
-            if it.get(k) is not None:
-                item[k] = it[k]
-        S["stack"].append(item)
-    if S["stack"]:
-        top = S["stack"][-1]["p"]
-        players = sc.get("priority")
-        if players is None:
-            players = core.order_from(S, top, False)
-        S["todo"].insert(0, {"op": "window", "kind": "stack", "players": [int(q) for q in players]})
+    cards.stack(sc)
     core.refresh_auras(S)
     g = G(S)
     core.run(g)
