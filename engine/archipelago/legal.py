@@ -82,22 +82,19 @@ def unit_moves(vm: ViewMap, u: Mapping[str, Any]) -> list[Tile]:
     ut = UNIT_TYPES[typ]
     if ut.move == 0 or (ut.is_flag and "carrier" in u):
         return []  # A91 mines never move; A61 an own flag carried by an enemy takes no order
-    boarding: set[int] = set()
-    if ut.domain == "land" and not ut.is_flag:
-        boarding = {vm.ix(t) for t, cid in vm.carriers_at.items()
-                    if vm.terrain(t) in ("#", ".") and vm.room(cid) > 0}
+    boarding = vm.boarding_ix if ut.domain == "land" and not ut.is_flag else ()
     start = vm.ix(tile_of(u["tile"]))
     return [vm.xy(i) for i in reach(vm.nb, vm.passable(typ), (start,), ends=boarding, limit=ut.move) if i != start]
 
 
-def unit_actions(vm: ViewMap, u: Mapping[str, Any], stock: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The actions the engine accepts for ``u`` now, each with the enemy ids it may target (A36–A39)."""
+def unit_actions(vm: ViewMap, u: Mapping[str, Any], budget: Budget) -> list[dict[str, Any]]:
+    """The actions the engine accepts for ``u`` now, each with the enemy ids it may target
+    (A36–A39); ``budget``: the player's stock, nothing spent."""
     if "carrier" in u:
         return []  # A24 cargo takes no action (nor does an own flag an enemy carries, A61)
     typ = str(u["type"])
     ut = UNIT_TYPES[typ]
     tile = tile_of(u["tile"])
-    budget = Budget(stock)
     out: list[dict[str, Any]] = []
     if vm.outpost_site(typ, tile) and budget.fits(OUTPOST_COST):
         out.append({"action": "outpost"})  # A36
@@ -110,11 +107,11 @@ def unit_actions(vm: ViewMap, u: Mapping[str, Any], stock: Mapping[str, Any]) ->
     return out
 
 
-def builds(vm: ViewMap, stock: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A42: the unit types the player can build now (afforded alone, within the limits), with
-    the free tiles a mine may go on and the ships a raft may be bought for."""
+def builds(vm: ViewMap, budget: Budget) -> list[dict[str, Any]]:
+    """A42: the unit types the player can build now (afforded alone from ``budget``, the player's
+    stock, within the limits), with the free tiles a mine may go on and the ships a raft may be
+    bought for."""
     have = vm.type_counts
-    budget = Budget(stock)
     ships = vm.raft_ships()
     out: list[dict[str, Any]] = []
     for typ in BUILDABLE:
@@ -171,7 +168,7 @@ def legal_moves(view: Mapping[str, Any], unit: str | None = None) -> dict[str, A
                 "units": [{"unit": uid, "type": vm.own[uid]["type"], "at": _xy(tile_of(vm.own[uid]["tile"])),
                            "tiles": _deploy_tiles(vm, vm.own[uid])} for uid in ids],
                 "note": DEPLOY_NOTE}
-    stock = view["stock"]
+    stock = Budget(view["stock"])
     units = []
     for uid in ids:
         u = vm.own[uid]

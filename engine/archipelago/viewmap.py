@@ -191,6 +191,11 @@ class ViewMap:
             got[u["type"]] = got.get(u["type"], 0) + 1
         return got
 
+    @cached_property
+    def boarding_ix(self) -> set[int]:
+        """The tiles (indices) of own carriers with room for one more unit (A24, A35)."""
+        return {i for i, cid in self.carrier_ix.items() if self.room(cid) > 0}
+
     def room(self, cid: str) -> int:
         """How many more units the own carrier ``cid`` takes (A24, A35)."""
         c = self.own[cid]
