@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.archipelago.board import index_steps
 from engine.archipelago.rules import ACTION_COST, Budget
 from engine.archipelago.standing import parse_standing
 from engine.archipelago.units import UNIT_TYPES
@@ -33,6 +34,7 @@ class Plan:
         self.w, self.h, self.me = vm.w, vm.h, vm.me
         self.round = int(view["round"])
         self.nb = vm.nb
+        self._steps = index_steps(self.w)
         self.terr = vm.terr
         self.own: Mapping[str, Mapping[str, Any]] = vm.own
         self.at: dict[str, int] = {}  # unit id -> tile index (cargo: its carrier's tile)
@@ -82,10 +84,11 @@ class Plan:
         return abs(a % self.w - b % self.w) + abs(a // self.w - b // self.w)
 
     def walk(self, start: int, path: list[str]) -> int:
-        w = self.w
+        """The tile index ``path`` leads to from ``start`` (steps N, E, S, W)."""
+        steps = self._steps
         i = start
         for d in path:
-            i += -w if d == "N" else 1 if d == "E" else w if d == "S" else -1
+            i += steps[d]
         return i
 
     def enemies_by_distance(self, start: int, reach: int) -> list[tuple[int, Mapping[str, Any]]]:

@@ -56,8 +56,14 @@ _GLYPH_OF_RESOURCE = {v: k for k, v in RESOURCE_GLYPHS.items()}
 _GLYPH_OF_PORT = {v: k for k, v in PORT_GLYPHS.items()}
 _ID_GLYPHS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-DIRS: tuple[str, ...] = ("N", "E", "S", "W")
+#: the one direction table: a step's (dx, dy) by its name, in the order N, E, S, W (A28 ties)
 DELTA: dict[str, Tile] = {"N": (0, -1), "E": (1, 0), "S": (0, 1), "W": (-1, 0)}
+DIRS: tuple[str, ...] = tuple(DELTA)
+
+
+def index_steps(width: int) -> dict[str, int]:
+    """A step's change of tile index (``y * width + x``) by its name (:data:`DELTA`)."""
+    return {d: dy * width + dx for d, (dx, dy) in DELTA.items()}
 
 
 def step(t: Tile, d: str) -> Tile:
@@ -613,27 +619,40 @@ def parse_board(rows: str | Sequence[str], *, dialect: Dialect = "map", bases: S
     Raises ``ValueError`` naming the row and column of a bad character (map dialect).
     """
     legend = legend or {}
-    scenario = dialect == "scenario"
     if dialect not in ("map", "scenario"):
         raise ValueError(f"unknown dialect {dialect!r} (expected 'map' or 'scenario')")
     lines = list(rows.strip("\n").split("\n") if isinstance(rows, str) else rows)
-    if scenario:
-        width = max((len(r) for r in lines), default=0)
-    else:
-        lines = [ln.strip() for ln in lines]
-        while lines and not lines[0]:
-            lines.pop(0)
-        while lines and not lines[-1]:
-            lines.pop()
-        if not lines:
-            raise ValueError("empty map")
-        width = len(lines[0])
-    height = len(lines)
-    land: set[Tile] = set()
-    resources: dict[Tile, str] = {}
-    ports: dict[Tile, str] = {}
-    marked: list[Tile] = []  # "B" (map)
-    numbered: dict[int, Tile] = {}  # digits (scenario)
+    if dialect == "scenario":
+        d = _read_drawing(lines, max((len(r) for r in lines), default=0), True, legend)
+        return _scenario_board(d, bases, kinds)
+    lines = [ln.strip() for ln in lines]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    if not lines:
+        raise ValueError("empty map")
+    return _map_board(_read_drawing(lines, len(lines[0]), False, legend), bases, centres)
+
+
+@dataclass
+class _Drawing:
+    """A drawing read tile by tile (:func:`parse_board`)."""
+
+    width: int
+    height: int
+    land: set[Tile] = field(default_factory=set)
+    resources: dict[Tile, str] = field(default_factory=dict)
+    ports: dict[Tile, str] = field(default_factory=dict)
+    marked: list[Tile] = field(default_factory=list)  # "B" (map)
+    numbered: dict[int, Tile] = field(default_factory=dict)  # digits (scenario)
+
+
+def _read_drawing(lines: list[str], width: int, scenario: bool, legend: Mapping[str, Mapping[str, str]]
+                  ) -> _Drawing:
+    """The land, resources, ports and base marks of a drawing's rows (the alphabet of the module
+    docstring, ``legend``'s extra characters); the map dialect's rows must all be ``width`` long."""
+    d = _Drawing(width, len(lines))
     for y, line in enumerate(lines):
         if not scenario and len(line) != width:
             raise ValueError(f"row {y}: {len(line)} characters, expected {width}")
@@ -641,49 +660,56 @@ def parse_board(rows: str | Sequence[str], *, dialect: Dialect = "map", bases: S
             t = (x, y)
             if c == ".":
                 continue
-            land.add(t)
+            d.land.add(t)
             if c in legend:
                 if legend[c].get("resource"):
-                    resources[t] = str(legend[c]["resource"])
+                    d.resources[t] = str(legend[c]["resource"])
                 if legend[c].get("port"):
-                    ports[t] = str(legend[c]["port"])
+                    d.ports[t] = str(legend[c]["port"])
             elif c in RESOURCE_GLYPHS:
-                resources[t] = RESOURCE_GLYPHS[c]
+                d.resources[t] = RESOURCE_GLYPHS[c]
             elif c in PORT_GLYPHS:
-                ports[t] = PORT_GLYPHS[c]
+                d.ports[t] = PORT_GLYPHS[c]
             elif scenario:
                 if c.isdigit():
-                    numbered[int(c)] = t
+                    d.numbered[int(c)] = t
             elif c == "B":
-                marked.append(t)
+                d.marked.append(t)
             elif c != "#":
                 raise ValueError(f"row {y}, column {x}: unknown character {c!r}")
-    groups = land_groups(land)
-    if scenario:
-        seats = [(int(x), int(y)) for x, y in bases] if bases is not None else [numbered[i] for i in sorted(numbered)]
-        base_of = {t: p for p, t in enumerate(seats)}
-        islands = []
-        for i, g in enumerate(groups):
-            owner = next((base_of[t] for t in g if t in base_of), None)
-            kind = "home" if owner is not None else "ring"
-            for t in g:
-                if kinds and t in kinds:
-                    kind = kinds[t]
-            islands.append(Island(i, kind, g, owner if kind == "home" else None))
-        return Board(width=width, height=height, land=frozenset(land), islands=tuple(islands),
-                     bases=tuple(seats), resources=resources, ports=ports)
+    return d
+
+
+def _scenario_board(d: _Drawing, bases: Sequence[Tile] | None, kinds: Mapping[Tile, str] | None) -> Board:
+    """The scenario dialect's board (:func:`parse_board`): islands in reading order, not checked."""
+    seats = [(int(x), int(y)) for x, y in bases] if bases is not None else [d.numbered[i] for i in sorted(d.numbered)]
+    base_of = {t: p for p, t in enumerate(seats)}
+    islands = []
+    for i, g in enumerate(land_groups(d.land)):
+        owner = next((base_of[t] for t in g if t in base_of), None)
+        kind = "home" if owner is not None else "ring"
+        for t in g:
+            if kinds and t in kinds:
+                kind = kinds[t]
+        islands.append(Island(i, kind, g, owner if kind == "home" else None))
+    return Board(width=d.width, height=d.height, land=frozenset(d.land), islands=tuple(islands),
+                 bases=tuple(seats), resources=d.resources, ports=d.ports)
+
+
+def _map_board(d: _Drawing, bases: Sequence[Tile] | None, centres: Iterable[Tile] | None) -> Board:
+    """The map dialect's board (:func:`parse_board`): homes by their ``B``, centres, rings; checked."""
     if bases is not None:
         seats = [(int(x), int(y)) for x, y in bases]
-        if sorted(seats) != sorted(marked):
+        if sorted(seats) != sorted(d.marked):
             raise ValueError("bases must list exactly the B tiles of the drawing")
     else:
-        seats = marked
+        seats = d.marked
     centre_set = None if centres is None else {(int(x), int(y)) for x, y in centres}
     seat_of = {b: s for s, b in enumerate(seats)}
     homes: dict[int, tuple[Tile, ...]] = {}
     rings: list[tuple[Tile, ...]] = []
     centre_groups: list[tuple[Tile, ...]] = []
-    for g in sorted(groups):
+    for g in sorted(land_groups(d.land)):
         in_group = [seat_of[t] for t in g if t in seat_of]
         if len(in_group) > 1:
             raise ValueError(f"island at {g[0]} holds {len(in_group)} bases")
@@ -693,5 +719,5 @@ def parse_board(rows: str | Sequence[str], *, dialect: Dialect = "map", bases: S
             centre_groups.append(g)
         else:
             rings.append(g)
-    return Board.from_parts(width, height, [homes[s] for s in range(len(seats))], rings, centre_groups,
-                            seats, resources, ports)
+    return Board.from_parts(d.width, d.height, [homes[s] for s in range(len(seats))], rings, centre_groups,
+                            seats, d.resources, d.ports)

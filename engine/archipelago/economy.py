@@ -179,12 +179,13 @@ def withdraw_offer(state: State, player: int, offer_id: str) -> State:
 
 
 def chat(state: State, player: int, text: str, to: int | None = None) -> State:
-    """A53: a chat message to another player or all; 10 per player per round; allowed also once
-    the game is over."""
+    """A53: a chat message to another player or all (:func:`engine.actions.check_chat`); at most
+    :data:`engine.actions.MAX_CHATS` per player per round (refused naming ``chat``, as in every
+    game); allowed also once the game is over."""
     p = _seat(state, player)
     text, to = check_chat(text, to, p, state.players, where="")
     if state.pstates[p].chats >= MAX_CHATS:
-        raise RateLimited(f"at most {MAX_CHATS} chat messages per round", rule="A53", field="text")
+        raise RateLimited(f"at most {MAX_CHATS} chat messages per round", rule="A53", field="chat")
     new = state.light_clone()
     m: dict[str, Any] = {"from": p, "text": text, "round": state.round}
     if to is not None:

@@ -305,7 +305,7 @@ class _Layout:
         low = RING_DISTANCE_MIN + self.rng.randbelow(RING_DISTANCE_MAX - RING_DISTANCE_MIN)
         if (self.place_centres() and self.place_homes(low) and self.place_rings(low)
                 and self.place_bases() and self.check()):
-            return self.finish()
+            return _finish(self)
         return None
 
     def place_centres(self) -> bool:
@@ -489,45 +489,46 @@ class _Layout:
                 return False
         return True
 
-    def finish(self) -> Board:
-        """Resources and ports (A8, A9), then the board with its canonical island ids."""
-        rng, w, land, nbrs = self.rng, self.w, self.land, self.nbrs
 
-        def tile(i: int) -> Tile:
-            return (i % w, i // w)
+def _finish(lay: _Layout) -> Board:
+    """A placed layout's resources and ports (A8, A9), then the board with its canonical island ids."""
+    rng, w, land, nbrs = lay.rng, lay.w, lay.land, lay.nbrs
 
-        def coastal(cells: Iterable[int]) -> list[int]:
-            return [i for i in sorted(cells) if any(not land[j] for j in nbrs[i])]
+    def tile(i: int) -> Tile:
+        return (i % w, i // w)
 
-        resources: dict[Tile, str] = {}
-        ports: dict[Tile, str] = {}
-        for home, base in zip(self.homes, self.bases, strict=True):
-            rest = sorted(i for i in home if i != base)
-            rng.shuffle(rest)
-            for i, resource in zip(rest, HOME_RESOURCES, strict=False):
-                resources[tile(i)] = resource
-        for k, ring in enumerate(self.rings):
-            port = rng.choice(coastal(ring))
-            ports[tile(port)] = rng.choice(RESOURCES)
-            others = ["wood", "food", "iron"]
-            rng.shuffle(others)
-            kinds = ["fuel", others[0]] if k % 2 == 0 else others[:2]
-            rest = sorted(i for i in ring if i != port)
-            rng.shuffle(rest)
-            for i, resource in zip(rest, kinds, strict=False):
-                resources[tile(i)] = resource
-        for centre in self.centres:
-            harbours = rng.sample(coastal(centre), CENTRE_PORTS)
-            for i, resource in zip(harbours, rng.sample(RESOURCES, CENTRE_PORTS), strict=True):
-                ports[tile(i)] = resource
-            rest = sorted(i for i in centre if i not in harbours)
-            rng.shuffle(rest)
-            for i, resource in zip(rest, CENTRE_RESOURCES, strict=False):
-                resources[tile(i)] = resource
-        # seats in the reading order of their bases, as parse_board numbers them
-        seats = sorted(range(self.n), key=lambda s: self.bases[s])
-        return Board.from_parts(self.w, self.h,
-                                [[tile(i) for i in self.homes[s]] for s in seats],
-                                [[tile(i) for i in ring] for ring in self.rings],
-                                [[tile(i) for i in centre] for centre in self.centres],
-                                [tile(self.bases[s]) for s in seats], resources, ports)
+    def coastal(cells: Iterable[int]) -> list[int]:
+        return [i for i in sorted(cells) if any(not land[j] for j in nbrs[i])]
+
+    resources: dict[Tile, str] = {}
+    ports: dict[Tile, str] = {}
+    for home, base in zip(lay.homes, lay.bases, strict=True):
+        rest = sorted(i for i in home if i != base)
+        rng.shuffle(rest)
+        for i, resource in zip(rest, HOME_RESOURCES, strict=False):
+            resources[tile(i)] = resource
+    for k, ring in enumerate(lay.rings):
+        port = rng.choice(coastal(ring))
+        ports[tile(port)] = rng.choice(RESOURCES)
+        others = ["wood", "food", "iron"]
+        rng.shuffle(others)
+        kinds = ["fuel", others[0]] if k % 2 == 0 else others[:2]
+        rest = sorted(i for i in ring if i != port)
+        rng.shuffle(rest)
+        for i, resource in zip(rest, kinds, strict=False):
+            resources[tile(i)] = resource
+    for centre in lay.centres:
+        harbours = rng.sample(coastal(centre), CENTRE_PORTS)
+        for i, resource in zip(harbours, rng.sample(RESOURCES, CENTRE_PORTS), strict=True):
+            ports[tile(i)] = resource
+        rest = sorted(i for i in centre if i not in harbours)
+        rng.shuffle(rest)
+        for i, resource in zip(rest, CENTRE_RESOURCES, strict=False):
+            resources[tile(i)] = resource
+    # seats in the reading order of their bases, as parse_board numbers them
+    seats = sorted(range(lay.n), key=lambda s: lay.bases[s])
+    return Board.from_parts(lay.w, lay.h,
+                            [[tile(i) for i in lay.homes[s]] for s in seats],
+                            [[tile(i) for i in ring] for ring in lay.rings],
+                            [[tile(i) for i in centre] for centre in lay.centres],
+                            [tile(lay.bases[s]) for s in seats], resources, ports)

@@ -279,65 +279,16 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
         for k in orders:
             if k not in _TOP_KEYS:
                 raise InvalidOrder(f"unknown field {k!r}", field=str(k))
-    vis: set[Tile] | None = None
-    watch: set[Tile] | None = None
-    planner: PathPlanner | None = None
-
-    def paths() -> PathPlanner:
-        nonlocal planner
-        if planner is None:
-            planner = PathPlanner(state, player)
-        return planner
-
-    def sight() -> tuple[set[Tile], set[Tile]]:
-        nonlocal vis, watch
-        if vis is None or watch is None:
-            vis = visible_tiles(state, player)
-            watch = watch_tiles(state, player)
-        return vis, watch
-
-    def guard(fn: Any, *args: Any) -> None:
-        if strict:
-            fn(*args)
-            return
-        try:
-            fn(*args)
-        except (GameError, KeyError, TypeError, ValueError):
-            pass
-
-    # -- bonus ----------------------------------------------------------------------------------
+    lazy = _Lazy(state, player)
     if "bonus" in orders and orders["bonus"] is not None:
-        def do_bonus() -> None:
-            if orders["bonus"] not in RESOURCES:
-                raise InvalidOrder(f"bonus must be one of {', '.join(RESOURCES)}", field="bonus")
-            out.bonus = str(orders["bonus"])
-        guard(do_bonus)
-
-    def each(key: str, parse: Callable[..., None], *extra: Any) -> None:
-        """Parse every entry of the list ``orders[key]``; a value that is not a list is refused."""
-        entries = orders.get(key)
-        if entries is None:
-            return
-        if not isinstance(entries, list):
-            if strict:
-                raise InvalidOrder("must be a list", field=key)
-            return
-        for i, ent in enumerate(entries):
-            if strict:
-                parse(state, player, ent, f"{key}[{i}]", out, *extra)
-                continue
-            try:  # (guard, written out: once per entry)
-                parse(state, player, ent, f"{key}[{i}]", out, *extra)
-            except (GameError, KeyError, TypeError, ValueError):
-                pass
-
+        _parse_bonus(orders["bonus"], out, strict)
     # -- deployment (round 0) --------------------------------------------------------------------
     if orders.get("deploy"):
         if state.round != 0:
             if strict:
                 raise IllegalOrder("deployment happens in round 0 only", rule="A13", field="deploy")
         else:
-            each("deploy", _parse_deploy)
+            _each(state, player, orders, "deploy", out, strict, _parse_deploy)
     units = orders.get("units")
     builds = orders.get("builds")
     if state.round == 0 and (units or builds):
@@ -347,16 +298,68 @@ def parse_orders(state: State, player: int, orders: Mapping[str, Any], *, strict
         return out
     # -- unit orders ----------------------------------------------------------------------------
     if strict:
-        each("units", _parse_unit_order, strict, sight, paths)
-    else:
-        _parse_units_lenient(state, player, units, out, sight, paths)
-    if strict:
+        _each(state, player, orders, "units", out, strict, _parse_unit_order, strict, lazy.sight, lazy.paths)
         _check_carriers(state, player, out, units if isinstance(units, list) else [])
+    else:
+        _parse_units_lenient(state, player, units, out, lazy.sight, lazy.paths)
     # -- builds ---------------------------------------------------------------------------------
-    each("builds", _parse_build, strict, sight)
+    _each(state, player, orders, "builds", out, strict, _parse_build, strict, lazy.sight)
     if strict:
         _check_affordable(state, player, out)
     return out
+
+
+class _Lazy:
+    """What checking orders may need of the state, computed once when first asked: the player's
+    sight (tiles in sight, tiles a submarine is seen from) and its path planner."""
+
+    __slots__ = ("planner", "player", "state", "vis", "watch")
+
+    def __init__(self, state: State, player: int) -> None:
+        self.state, self.player = state, player
+        self.vis: set[Tile] | None = None
+        self.watch: set[Tile] | None = None
+        self.planner: PathPlanner | None = None
+
+    def paths(self) -> PathPlanner:
+        if self.planner is None:
+            self.planner = PathPlanner(self.state, self.player)
+        return self.planner
+
+    def sight(self) -> tuple[set[Tile], set[Tile]]:
+        if self.vis is None or self.watch is None:
+            self.vis = visible_tiles(self.state, self.player)
+            self.watch = watch_tiles(self.state, self.player)
+        return self.vis, self.watch
+
+
+def _parse_bonus(bonus: Any, out: Parsed, strict: bool) -> None:
+    """A51: the bonus choice (a bad one: refused when ``strict``, else left out)."""
+    if bonus in RESOURCES:
+        out.bonus = str(bonus)
+    elif strict:
+        raise InvalidOrder(f"bonus must be one of {', '.join(RESOURCES)}", field="bonus")
+
+
+def _each(state: State, player: int, orders: Mapping[str, Any], key: str, out: Parsed, strict: bool,
+          parse: Callable[..., None], *extra: Any) -> None:
+    """Parse every entry of the list ``orders[key]``; a value that is not a list is refused (when
+    ``strict``; else an entry refused is skipped)."""
+    entries = orders.get(key)
+    if entries is None:
+        return
+    if not isinstance(entries, list):
+        if strict:
+            raise InvalidOrder("must be a list", field=key)
+        return
+    for i, ent in enumerate(entries):
+        if strict:
+            parse(state, player, ent, f"{key}[{i}]", out, *extra)
+            continue
+        try:
+            parse(state, player, ent, f"{key}[{i}]", out, *extra)
+        except (GameError, KeyError, TypeError, ValueError):
+            pass
 
 
 def _parse_deploy(state: State, player: int, ent: Any, f: str, out: Parsed) -> None:
@@ -532,13 +535,13 @@ def _check_targeted(state: State, player: int, u: Unit, action: str, target: str
     if tu is None or tu.owner == player or not sees_unit(state, player, tu, vis, watch):
         raise IllegalOrder(f"{own(state, u)}: no enemy unit you see now is called {echo(target)}",
                            rule=ACTION_RULE[action], field=f + ".target")
-    if action == "reveal":
-        if ut.id != "spy":
-            raise IllegalOrder(f"{own(state, u)}: only a spy reveals ranks", rule="A39", field=f + ".action")
-        if dist(u.tile, tu.tile) > REVEAL_RANGE:
-            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is beyond distance {REVEAL_RANGE}",
-                               rule="A39",
-                               field=f + ".target")
+    if action in _RANGED:
+        who, reach, only = _RANGED[action]
+        if ut.id != who:
+            raise IllegalOrder(f"{own(state, u)}: {only}", rule=ACTION_RULE[action], field=f + ".action")
+        if dist(u.tile, tu.tile) > reach:
+            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is beyond distance {reach}",
+                               rule=ACTION_RULE[action], field=f + ".target")
     elif action == "bombard":
         if not ut.is_warship:
             raise IllegalOrder(f"{own(state, u)}: only a warship bombards", rule="A37", field=f + ".action")
@@ -549,13 +552,12 @@ def _check_targeted(state: State, player: int, u: Unit, action: str, target: str
             raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is an aircraft, not a land unit",
                                rule="A37",
                                field=f + ".target")
-    elif action == "strike":
-        if ut.id != "fighter":
-            raise IllegalOrder(f"{own(state, u)}: only a fighter strikes", rule="A38", field=f + ".action")
-        if dist(u.tile, tu.tile) > STRIKE_RANGE:
-            raise IllegalOrder(f"{own(state, u)}: {enemy(state, player, tu)} is beyond distance {STRIKE_RANGE}",
-                               rule="A38",
-                               field=f + ".target")
+
+
+#: the actions with a reach (A38, A39): the one unit type that takes it, its reach, the refusal
+#: for another type
+_RANGED: dict[str, tuple[str, int, str]] = {"reveal": ("spy", REVEAL_RANGE, "only a spy reveals ranks"),
+                                            "strike": ("fighter", STRIKE_RANGE, "only a fighter strikes")}
 
 
 def _check_carriers(state: State, player: int, out: Parsed, units: list[Any]) -> None:

@@ -76,7 +76,7 @@ Pure and fast: one pass over the units, bit operations for the explored set; no 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from engine.archipelago.board import Board, Tile
@@ -180,7 +180,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         in_view = [(x, y) for y in range(h) for x in range(w)]
         vis = watch = set(in_view)
         bits = "1" * n
-        revealed: Iterable[str] = units.keys()
+        revealed: Collection[str] = units.keys()
     else:
         in_view = b.tiles_of(visible_bits(state, player))  # in (y, x) order
         vis, watch = set(in_view), watch_tiles(state, player)
@@ -188,8 +188,48 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         revealed = ps.revealed
 
     rows = _rows(cache, bits, w, h)  # A81 explored terrain
+    own, enemies, in_sight = _units(state, player, vis, watch, revealed)  # A82
+    log = _enemy_log(state, player, in_sight)  # A83
+    resource_tiles, ports, bases, islands = _features(state, cache, bits)
+    outposts = [{"tile": _t(t), "owner": p}
+                for t, p in sorted(state.outposts.items(), key=lambda i: (i[0][1], i[0][0]))
+                if p == player or t in vis]
+    control = [_t(t) for t in sorted((t for t, p in state.control.items()
+                                      if p == player and bits[t[1] * w + t[0]] == "1"),
+                                     key=lambda t: (t[1], t[0]))]
 
-    # -- A82 units -----------------------------------------------------------------------------
+    # -- A84 public figures, A52/A53 trades and chat ---------------------------------------------
+    seats = [{"seat": s, "score": q.score, "resource_total": q.opening_total}
+             for s, q in enumerate(state.pstates)]
+    offers, chat = _trades(state, player)
+
+    out: dict[str, Any] = {
+        "game": "archipelago", "player": player, "players": state.players,
+        "round": state.round, "version": state.version, "target": state.target,
+        "max_rounds": state.max_rounds, "width": w, "height": h,
+        "rows": rows,
+        "visible": [_t(t) for t in in_view],
+        "base": _t(b.bases[player]),
+        "bases": bases, "islands": islands, "resource_tiles": resource_tiles, "ports": ports,
+        "units": own, "enemies": enemies, "enemy_log": log,
+        "outposts": outposts, "control": control,
+        "stock": {r: ps.stock[r] for r in RESOURCES},
+        "score": ps.score, "flags_captured": ps.flags_captured,
+        "seats": seats, "offers": offers, "chat": chat,
+        "events": _events(events, player),
+    }
+    if ps.bonus is not None:
+        out["bonus"] = ps.bonus
+    if state.outcome is not None:
+        out["outcome"] = dict(state.outcome)
+    return out
+
+
+def _units(state: State, player: int, vis: set[Tile], watch: set[Tile], revealed: Collection[str]
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
+    """A82: the player's own units in full, the enemy units in sight (their type once revealed),
+    and the ids of those enemies; by id."""
+    units = state.units
     own: list[dict[str, Any]] = []
     enemies: list[dict[str, Any]] = []
     in_sight: set[str] = set()
@@ -208,8 +248,12 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
             if uid in revealed:
                 e["type"] = u.type
             enemies.append(e)
+    return own, enemies, in_sight
 
-    # -- A83 enemy log -------------------------------------------------------------------------
+
+def _enemy_log(state: State, player: int, in_sight: set[str]) -> list[dict[str, Any]]:
+    """A83: every enemy unit seen before and not in sight now, by id."""
+    ps = state.pstates[player]
     log: list[dict[str, Any]] = []
     for uid in sorted(ps.log):
         if uid in in_sight:
@@ -220,18 +264,12 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         if typ is not None:
             ent["type"] = typ
         log.append(ent)
+    return log
 
-    resource_tiles, ports, bases, islands = _features(state, cache, bits)
-    outposts = [{"tile": _t(t), "owner": p}
-                for t, p in sorted(state.outposts.items(), key=lambda i: (i[0][1], i[0][0]))
-                if p == player or t in vis]
-    control = [_t(t) for t in sorted((t for t, p in state.control.items()
-                                      if p == player and bits[t[1] * w + t[0]] == "1"),
-                                     key=lambda t: (t[1], t[0]))]
 
-    # -- A84 public figures, A52/A53 trades and chat ---------------------------------------------
-    seats = [{"seat": s, "score": q.score, "resource_total": q.opening_total}
-             for s, q in enumerate(state.pstates)]
+def _trades(state: State, player: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A52/A53: the pending offers and this round's chat messages made by or to the player (to
+    everyone included)."""
     offers: list[dict[str, Any]] = []
     for o in state.offers:
         to = o.get("to")
@@ -254,27 +292,7 @@ def view(state: State, player: int, events: Iterable[Event] | None = None) -> di
         md["text"] = m["text"]
         md["round"] = m["round"]
         chat.append(md)
-
-    out: dict[str, Any] = {
-        "game": "archipelago", "player": player, "players": state.players,
-        "round": state.round, "version": state.version, "target": state.target,
-        "max_rounds": state.max_rounds, "width": w, "height": h,
-        "rows": rows,
-        "visible": [_t(t) for t in in_view],
-        "base": _t(b.bases[player]),
-        "bases": bases, "islands": islands, "resource_tiles": resource_tiles, "ports": ports,
-        "units": own, "enemies": enemies, "enemy_log": log,
-        "outposts": outposts, "control": control,
-        "stock": {r: ps.stock[r] for r in RESOURCES},
-        "score": ps.score, "flags_captured": ps.flags_captured,
-        "seats": seats, "offers": offers, "chat": chat,
-        "events": _events(events, player),
-    }
-    if ps.bonus is not None:
-        out["bonus"] = ps.bonus
-    if state.outcome is not None:
-        out["outcome"] = dict(state.outcome)
-    return out
+    return offers, chat
 
 
 def _events(events: Iterable[Event] | None, player: int) -> list[dict[str, Any]]:
