@@ -244,3 +244,19 @@ def _random_deploy(vm: ViewMap, rnd: random.Random) -> dict[str, Any]:
         if pool:
             out.append({"unit": uid, "tile": tile_dict(rnd.choice(pool))})
     return {"deploy": out}
+
+
+def random_game(seed: int, players: int, max_rounds: int = 60) -> Any:
+    """A seeded random game played to its end (or ``max_rounds``): each round every seat's
+    :func:`random_orders` from its own view, no immediate actions. For benchmarks and load (the
+    conformance suite's self-play, with its checks and trades, is ``tests/engine/archipelago/randplay.py``)."""
+    from engine.archipelago.game import GAME  # (game imports this module: at call time)
+
+    state = GAME.new_game({"players": players, "max_rounds": max_rounds}, seed)
+    while GAME.outcome(state) is None and state.round <= max_rounds:
+        orders = {}
+        for p in GAME.expected_players(state):
+            rnd = random.Random((seed * 1_000_003 + state.round) * 17 + 100 + p)
+            orders[p] = random_orders(GAME.view(state, p), rnd)
+        state, _ = GAME.resolve(state, orders)
+    return state

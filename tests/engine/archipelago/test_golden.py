@@ -1,6 +1,6 @@
 """Golden playthroughs: recorded games replayed from their seed and orders; every seat's view after
 every round must equal the recorded one (A80–A85 as the view shows them, and the whole resolution
-behind them).  Regenerate with ``scripts/regen_golden.py`` after an intended change."""
+behind them).  Regenerate with ``python -m tests.engine.archipelago.regen_golden`` after an intended change."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 
 def test_golden_files_exist() -> None:
-    assert len(FILES) >= 3, f"no golden playthroughs in {GOLDEN}: run scripts/regen_golden.py"
+    assert len(FILES) >= 3, f"no golden playthroughs in {GOLDEN}: run python -m tests.engine.archipelago.regen_golden"
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -55,7 +55,7 @@ def test_a85_golden_playthrough_views(path: Path) -> None:
         for p, (v, want) in enumerate(zip(views, rd["views"], strict=True)):
             diff = first_difference(json.loads(json.dumps(v)), want)
             assert diff is None, (f"{path.name}: round {r}, player {p}: first difference at view{diff}\n"
-                                  "(if the change is intended: scripts/regen_golden.py)")
+                                  "(if the change is intended: python -m tests.engine.archipelago.regen_golden)")
 
 
 def test_first_difference_names_the_key() -> None:

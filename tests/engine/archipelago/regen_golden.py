@@ -8,8 +8,11 @@ every seat's view (``engine.archipelago.view.view`` with the round's events) aft
 
 Run after an intended change of the rules or of the view, then review the diff::
 
-    .venv/bin/python scripts/regen_golden.py            # rewrite every file
-    .venv/bin/python scripts/regen_golden.py --check    # exit 1 if a file would change
+    .venv/bin/python -m tests.engine.archipelago.regen_golden            # rewrite every file
+    .venv/bin/python -m tests.engine.archipelago.regen_golden --check    # exit 1 if a file would change
+
+It lives in the tests' tree: it records games with the conformance suite's checks
+(``tests/engine/archipelago/randplay.py``), which the project itself never imports.
 """
 
 from __future__ import annotations
@@ -20,11 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests.engine.archipelago.randplay import play, replay_views
 
-from tests.engine.archipelago.randplay import play, replay_views  # noqa: E402
-
+ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "engine" / "archipelago" / "golden" / "playthroughs"
 
 #: (name, seed, players, max_rounds): short games whose seeds were picked (among 1000..1039) for
