@@ -104,8 +104,9 @@ class Store(JournalStore, DirectoryStore, AgentTokenStore, PlacementStore, Prese
         self._outbox: Any = None
 
     async def close(self) -> None:
+        """Closes every connection of the pool (the pool is passed in, so redis-py would keep it open)."""
         self.metrics.pool.untrack(self.redis.connection_pool)
-        await self.redis.aclose()
+        await self.redis.aclose(close_connection_pool=True)
 
     async def ping(self) -> bool:
         return bool(await self.redis.ping())
