@@ -38,7 +38,7 @@ class EchoGame(game_pb2_grpc.GameServicer):
 
 async def serve(host: str, port: int) -> None:
     server = grpc.aio.server()
-    game_pb2_grpc.add_GameServicer_to_server(EchoGame(), server)  # type: ignore[no-untyped-call]
+    game_pb2_grpc.add_GameServicer_to_server(EchoGame(), server)
     bound = server.add_insecure_port(f"{host}:{port}")
     if bound == 0:
         raise SystemExit(f"cannot bind {host}:{port}")

@@ -115,7 +115,7 @@ def websocket_frames(host: str, port: int, grpc_port: int, game_id: str, secret:
     view = rpc(host, port, "/v1/Game/GetView", {"game_id": game_id}, secret)
     on_grpc: dict[str, float] = {}
     channel = grpc.insecure_channel(f"{host}:{grpc_port}")
-    stream = game_pb2_grpc.GameStub(channel).Watch(  # type: ignore[no-untyped-call]
+    stream = game_pb2_grpc.GameStub(channel).Watch(
         game_pb2.WatchRequest(game_id=game_id, after_seq=int(str(view["seq"]))),
         metadata=[("authorization", f"Bearer {secret}")])
 

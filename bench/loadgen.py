@@ -152,9 +152,9 @@ class Conn:
     def __init__(self, address: str, n: int = 1) -> None:
         opts = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", 16 << 20)]
         self.channels = [grpc.aio.insecure_channel(address, options=opts) for _ in range(max(1, n))]
-        self.lobby: list[Any] = [lobby_pb2_grpc.LobbyStub(c) for c in self.channels]  # type: ignore[no-untyped-call]
-        self.game: list[Any] = [game_pb2_grpc.GameStub(c) for c in self.channels]  # type: ignore[no-untyped-call]
-        self.community: list[Any] = [community_pb2_grpc.CommunityStub(c)  # type: ignore[no-untyped-call]
+        self.lobby: list[Any] = [lobby_pb2_grpc.LobbyStub(c) for c in self.channels]
+        self.game: list[Any] = [game_pb2_grpc.GameStub(c) for c in self.channels]
+        self.community: list[Any] = [community_pb2_grpc.CommunityStub(c)
                                      for c in self.channels]
         self._i = 0
 

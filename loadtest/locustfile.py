@@ -297,7 +297,7 @@ def on_update(game: Game, kind: str, seq: int, seat: int, players: list[Any] | N
 def game_over(env: Environment, game: Game) -> None:
     """One row per kind of game played to its end ("game" type), so a report shows games, not only calls."""
     if game.over:
-        env.events.request.fire(request_type="game", name=f"{game.kind} over",  # type: ignore[no-untyped-call]
+        env.events.request.fire(request_type="game", name=f"{game.kind} over",
                                 response_time=0, response_length=0, exception=None, context={})
 
 
@@ -348,13 +348,13 @@ class GrpcPlayer(User):
         return result
 
     def stubs(self) -> tuple[Any, Any]:
-        lobby: Any = lobby_pb2_grpc.LobbyStub(self.channel)  # type: ignore[no-untyped-call]
-        game: Any = game_pb2_grpc.GameStub(self.channel)  # type: ignore[no-untyped-call]
+        lobby: Any = lobby_pb2_grpc.LobbyStub(self.channel)
+        game: Any = game_pb2_grpc.GameStub(self.channel)
         return lobby, game
 
     def quick_play(self, kind: str) -> Game:
         """Play now: a seat in a quick-play lobby of ``kind`` (the opener allows autopilot seats)."""
-        community: Any = community_pb2_grpc.CommunityStub(self.channel)  # type: ignore[no-untyped-call]
+        community: Any = community_pb2_grpc.CommunityStub(self.channel)
         got = self.call("QuickPlay", community.QuickPlay, community_pb2.QuickPlayRequest(
             game=kind, speed=lobby_pb2.SPEED_FAST, seats=QUICK_SEATS, nickname=f"q{uuid.uuid4().hex[:8]}",
             request_id=uuid.uuid4().hex, allow_autopilot=True))

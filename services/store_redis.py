@@ -60,7 +60,7 @@ class _MeteredRedis(aioredis.Redis):
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         start = time.perf_counter()
         try:
-            result = await super().execute_command(*args, **options)
+            result = await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]  # (redis-py)
         except Exception as exc:
             self.metrics.observe(str(args[0]), time.perf_counter() - start)
             if not isinstance(exc, _HANDLED):

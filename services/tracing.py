@@ -128,7 +128,8 @@ def _aio_server_interceptor() -> Any:
                         span.end()
             return stream
 
-    return Interceptor(trace.get_tracer("opentelemetry.instrumentation.grpc"))
+    # (a subclass of OpenTelemetry's untyped interceptor: its __init__ has no type hints)
+    return Interceptor(trace.get_tracer("opentelemetry.instrumentation.grpc"))  # type: ignore[no-untyped-call]
 
 
 # ---------------------------------------------------------------------------------------------- spans

@@ -9,7 +9,7 @@ import pytest
 from grpc.aio import AioRpcError, Metadata
 
 from client.grpc_client import api_error
-from engine.errors import WIRE, IllegalOrder, InvalidOrder, NotFound, TooLarge
+from engine.errors import WIRE, GameError, IllegalOrder, InvalidOrder, NotFound, TooLarge
 
 
 def refusal(status: grpc.StatusCode, code: str = "") -> AioRpcError:
@@ -18,7 +18,7 @@ def refusal(status: grpc.StatusCode, code: str = "") -> AioRpcError:
 
 
 @pytest.mark.parametrize("cls", [InvalidOrder, IllegalOrder, TooLarge, NotFound])
-def test_a_known_code_has_its_own_http_status(cls: type) -> None:
+def test_a_known_code_has_its_own_http_status(cls: type[GameError]) -> None:
     wire = WIRE[cls]
     err = api_error(refusal(getattr(grpc.StatusCode, wire.status), cls.code))
     assert (err.status, err.code, err.field, err.rule, err.http_status) == (wire.status, cls.code, "f", "S1", wire.http)

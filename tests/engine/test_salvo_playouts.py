@@ -156,7 +156,7 @@ def play(config: dict[str, Any], seed: int) -> tuple[SalvoState, list[dict[int, 
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_s8_autopilot_playouts_end_and_never_leak(name):
+def test_s8_autopilot_playouts_end_and_never_leak(name: str) -> None:
     config = CONFIGS[name]
     reasons = set()
     for seed in SEEDS:
@@ -189,7 +189,7 @@ def _random_shooter(view: dict[str, Any], seed: int) -> dict[str, Any]:
     return {"shots": rng.sample([sq for sq in ALL_SQUARES if sq not in tried], view["shots_allowed"])}
 
 
-def test_s9_hunting_autopilot_beats_random_shooting():
+def test_s9_hunting_autopilot_beats_random_shooting() -> None:
     """Hunting near hits must pay off: over 50 seeded games the autopilot (seat 0) beats a player
     shooting untried squares at random (seat 1) far more often than a coin flip would."""
     wins = 0

@@ -78,14 +78,14 @@ def fleet_squares(view: dict[str, Any]) -> dict[str, list[str]]:
 
 # --- S1: two players, a 10×10 grid A–J × 1–10 ------------------------------------------------------
 
-def test_s1_grid_is_ten_by_ten_with_a1_top_left():
+def test_s1_grid_is_ten_by_ten_with_a1_top_left() -> None:
     assert len(ALL_SQUARES) == 100 and len(set(ALL_SQUARES)) == 100
     assert coords("A1") == (0, 0) and coords("J1") == (9, 0) and coords("A10") == (0, 9)
     assert sorted(neighbours("A1")) == ["A2", "B1"]
     assert sorted(neighbours("E5")) == ["D5", "E4", "E6", "F5"]
 
 
-def test_s1_square_off_the_grid_is_refused():
+def test_s1_square_off_the_grid_is_refused() -> None:
     state = placed()
     for square in ("K1", "A11", "A0", "Z9"):
         err = refused(state, 0, {"shots": ["B2", square]}, IllegalOrder)
@@ -93,21 +93,21 @@ def test_s1_square_off_the_grid_is_refused():
         assert f"square {square} is off the grid (A–J, 1–10)" in str(err)
 
 
-def test_s1_malformed_square_is_invalid():
+def test_s1_malformed_square_is_invalid() -> None:
     state = placed()
     for bad in ("hello", "", "B", "7B", "B 7", 7, None, ["B7"]):
         err = refused(state, 0, {"shots": ["C3", bad]}, InvalidOrder)
         assert err.field == "shots[1]"
 
 
-def test_s1_lowercase_square_names_are_accepted_as_the_same_square():
+def test_s1_lowercase_square_names_are_accepted_as_the_same_square() -> None:
     state, _ = fire(placed(), {0: ["j1"], 1: []})
     assert [s["square"] for s in GAME.view(state, 0)["shots"]] == ["J1"]
     err = refused(state, 0, {"shots": ["J1"]}, IllegalOrder)
     assert err.rule == "S5"
 
 
-def test_s1_only_two_players():
+def test_s1_only_two_players() -> None:
     assert GAME.min_players == GAME.max_players == 2
     for players in (1, 3, True, "2"):
         with pytest.raises(InvalidOrder) as info:
@@ -117,7 +117,7 @@ def test_s1_only_two_players():
 
 # --- config ---------------------------------------------------------------------------------------
 
-def test_config_defaults_are_filled():
+def test_config_defaults_are_filled() -> None:
     assert GAME.normalize_config({}) == {"players": 2, "mode": "salvo", "fleet": "default",
                                          "first_player": "creator", "max_rounds": 100}
     assert GAME.normalize_config({"mode": "classic", "max_rounds": 7})["max_rounds"] == 7
@@ -129,7 +129,7 @@ def test_config_defaults_are_filled():
     ({"max_rounds": "9"}, "max_rounds"),
     ({"colour": "red"}, "colour"),
 ])
-def test_config_rejects_bad_values_naming_the_field(config, field):
+def test_config_rejects_bad_values_naming_the_field(config: Any, field: str) -> None:
     with pytest.raises(InvalidOrder) as info:
         GAME.normalize_config(config)
     assert info.value.field == field
@@ -137,7 +137,7 @@ def test_config_rejects_bad_values_naming_the_field(config, field):
         GAME.new_game(config, 1)
 
 
-def test_get_game_returns_the_salvo_engine():
+def test_get_game_returns_the_salvo_engine() -> None:
     game: Game = GAME  # mypy checks the protocol here
     assert get_game("salvo") is game
     assert GAME.name == "salvo"
@@ -146,19 +146,19 @@ def test_get_game_returns_the_salvo_engine():
 
 # --- S2: fleets -------------------------------------------------------------------------------------
 
-def test_s2_default_fleet_is_battleship_cruiser_submarine_destroyer():
+def test_s2_default_fleet_is_battleship_cruiser_submarine_destroyer() -> None:
     view = GAME.view(new(), 0)
     assert view["fleet_spec"] == [{"name": "battleship", "size": 5}, {"name": "cruiser", "size": 4},
                                   {"name": "submarine", "size": 3}, {"name": "destroyer", "size": 2}]
 
 
-def test_s2_variant_fleet_has_two_numbered_destroyers():
+def test_s2_variant_fleet_has_two_numbered_destroyers() -> None:
     view = GAME.view(new({"fleet": "variant"}), 1)
     assert view["fleet_spec"] == [{"name": "battleship", "size": 5}, {"name": "cruiser", "size": 3},
                                   {"name": "destroyer1", "size": 2}, {"name": "destroyer2", "size": 2}]
 
 
-def test_s2_variant_destroyers_are_reported_and_sunk_separately():
+def test_s2_variant_destroyers_are_reported_and_sunk_separately() -> None:
     variant_1: Layout = [{"ship": "battleship", "bow": "J1", "vertical": True},
                          {"ship": "cruiser", "bow": "H1", "vertical": True},
                          {"ship": "destroyer1", "bow": "A10"}, {"ship": "destroyer2", "bow": "D10"}]
@@ -177,7 +177,7 @@ def test_s2_variant_destroyers_are_reported_and_sunk_separately():
     assert GAME.view(state, 1)["shots_allowed"] == 3 + 2 + 1  # destroyer2 still afloat
 
 
-def test_s2_ship_not_in_the_fleet_is_refused():
+def test_s2_ship_not_in_the_fleet_is_refused() -> None:
     state = new({"fleet": "variant"})
     layout = [{"ship": "battleship", "bow": "A1"}, {"ship": "submarine", "bow": "A3"}]
     err = refused(state, 0, {"placement": layout}, IllegalOrder)
@@ -186,7 +186,7 @@ def test_s2_ship_not_in_the_fleet_is_refused():
 
 # --- S3: placement --------------------------------------------------------------------------------
 
-def test_s3_ships_go_right_or_down_from_the_bow():
+def test_s3_ships_go_right_or_down_from_the_bow() -> None:
     state = placed()
     assert fleet_squares(GAME.view(state, 0)) == {
         "battleship": ["A1", "B1", "C1", "D1", "E1"], "cruiser": ["A3", "B3", "C3", "D3"],
@@ -196,7 +196,7 @@ def test_s3_ships_go_right_or_down_from_the_bow():
         "submarine": ["F8", "G8", "H8"], "destroyer": ["A10", "B10"]}
 
 
-def test_s3_touching_ships_are_allowed():
+def test_s3_touching_ships_are_allowed() -> None:
     touching: Layout = [{"ship": "battleship", "bow": "A1"}, {"ship": "cruiser", "bow": "A2"},
                 {"ship": "submarine", "bow": "F1", "vertical": True}, {"ship": "destroyer", "bow": "G1"}]
     GAME.validate(new(), 0, {"placement": touching})
@@ -204,7 +204,7 @@ def test_s3_touching_ships_are_allowed():
     assert fleet_squares(GAME.view(state, 0))["destroyer"] == ["G1", "H1"]
 
 
-def test_s3_overlapping_ships_are_refused():
+def test_s3_overlapping_ships_are_refused() -> None:
     layout = [{"ship": "cruiser", "bow": "A2"}, {"ship": "destroyer", "bow": "B2"},
               {"ship": "battleship", "bow": "A5"}, {"ship": "submarine", "bow": "A7"}]
     err = refused(new(), 0, {"placement": layout}, IllegalOrder)
@@ -212,7 +212,7 @@ def test_s3_overlapping_ships_are_refused():
     assert "destroyer at B2 overlaps cruiser" in str(err)
 
 
-def test_s3_ship_running_off_the_grid_is_refused():
+def test_s3_ship_running_off_the_grid_is_refused() -> None:
     layout = [{"ship": "battleship", "bow": "H1"}, *LAYOUT_0[1:]]
     err = refused(new(), 0, {"placement": layout}, IllegalOrder)
     assert err.rule == "S3" and err.field == "placement[0].bow" and "battleship at H1" in str(err)
@@ -221,7 +221,7 @@ def test_s3_ship_running_off_the_grid_is_refused():
     assert err.field == "placement[3].bow" and "destroyer at C10" in str(err)
 
 
-def test_s3_every_ship_exactly_once():
+def test_s3_every_ship_exactly_once() -> None:
     err = refused(new(), 0, {"placement": LAYOUT_0[:3]}, IllegalOrder)
     assert err.rule == "S3" and "destroyer" in str(err)
     twice = [*LAYOUT_0, {"ship": "destroyer", "bow": "H9"}]
@@ -242,12 +242,12 @@ def test_s3_every_ship_exactly_once():
     ({"moves": []}, "moves"),
     ("A1", "orders"),
 ])
-def test_s3_malformed_placement_orders_are_invalid(orders, field):
+def test_s3_malformed_placement_orders_are_invalid(orders: Any, field: str) -> None:
     err = refused(new(), 0, orders, InvalidOrder)
     assert err.field == field
 
 
-def test_s3_placement_is_refused_after_round_0():
+def test_s3_placement_is_refused_after_round_0() -> None:
     state = placed()
     for key, value in (("placement", LAYOUT_0), ("random_placement", True)):
         err = refused(state, 0, {key: value}, InvalidOrder)
@@ -270,7 +270,7 @@ def _assert_legal_fleet(view: dict[str, Any], fleet: str) -> None:
 
 
 @pytest.mark.parametrize("fleet", ["default", "variant"])
-def test_s3_random_placement_is_legal_and_comes_from_the_seed(fleet):
+def test_s3_random_placement_is_legal_and_comes_from_the_seed(fleet: Any) -> None:
     fleets = set()
     for seed in range(20):
         state, events = GAME.resolve(new({"fleet": fleet}, seed), {0: {"random_placement": True}, 1: {}})
@@ -283,7 +283,7 @@ def test_s3_random_placement_is_legal_and_comes_from_the_seed(fleet):
     assert len(fleets) > 1  # different seeds, different fleets
 
 
-def test_s3_player_without_orders_gets_a_random_placement():
+def test_s3_player_without_orders_gets_a_random_placement() -> None:
     state, _ = GAME.resolve(new(), {0: {"placement": LAYOUT_0}})
     _assert_legal_fleet(GAME.view(state, 1), "default")
     assert fleet_squares(GAME.view(state, 0))["battleship"] == ["A1", "B1", "C1", "D1", "E1"]
@@ -291,7 +291,7 @@ def test_s3_player_without_orders_gets_a_random_placement():
     assert state_hash(empty) == state_hash(state)  # {} is "no orders": the same random placement
 
 
-def test_s3_placement_is_secret_and_simultaneous():
+def test_s3_placement_is_secret_and_simultaneous() -> None:
     state = new()
     assert GAME.expected_players(state) == [0, 1]
     view = GAME.view(state, 0)
@@ -302,7 +302,7 @@ def test_s3_placement_is_secret_and_simultaneous():
 
 # --- S4: modes and the number of shots --------------------------------------------------------------
 
-def test_s4_salvo_mode_gives_seven_shots_at_the_start():
+def test_s4_salvo_mode_gives_seven_shots_at_the_start() -> None:
     state = placed()
     assert GAME.expected_players(state) == [0, 1]
     for player in (0, 1):
@@ -311,7 +311,7 @@ def test_s4_salvo_mode_gives_seven_shots_at_the_start():
         assert "active_player" not in view
 
 
-def test_s4_shots_allowed_shrink_as_ships_sink():
+def test_s4_shots_allowed_shrink_as_ships_sink() -> None:
     state = placed()
     expected_after = [4, 2, 1]  # battleship (3) sunk; cruiser (2) sunk; submarine (1) sunk
     for rnd, squares in enumerate(SINK_1[:3]):
@@ -320,7 +320,7 @@ def test_s4_shots_allowed_shrink_as_ships_sink():
         assert GAME.view(state, 0)["shots_allowed"] == 7  # nothing of seat 0 was hit
 
 
-def test_s4_too_many_shots_are_refused():
+def test_s4_too_many_shots_are_refused() -> None:
     state = placed()
     err = refused(state, 0, {"shots": MISSES_AT_1[:8]}, IllegalOrder)
     assert err.rule == "S4" and err.field == "shots" and "7 shots allowed, 8 given" in str(err)
@@ -329,7 +329,7 @@ def test_s4_too_many_shots_are_refused():
     assert "4 shots allowed, 5 given" in str(err)
 
 
-def test_s4_classic_players_alternate_one_shot_per_turn():
+def test_s4_classic_players_alternate_one_shot_per_turn() -> None:
     state = placed({"mode": "classic"})
     assert GAME.expected_players(state) == [0]
     assert GAME.view(state, 0)["active_player"] == 0 and GAME.view(state, 1)["active_player"] == 0
@@ -349,7 +349,7 @@ def test_s4_classic_players_alternate_one_shot_per_turn():
     assert GAME.expected_players(state) == [0]
 
 
-def test_s4_classic_game_to_a_win():
+def test_s4_classic_game_to_a_win() -> None:
     state = placed({"mode": "classic"})
     turns = 0
     for i, square in enumerate(SQUARES_1):
@@ -365,7 +365,7 @@ def test_s4_classic_game_to_a_win():
     assert events[-1].kind == "game_over"
 
 
-def test_s4_classic_first_player_creator_or_random():
+def test_s4_classic_first_player_creator_or_random() -> None:
     for seed in range(10):
         assert GAME.view(placed({"mode": "classic"}, seed), 0)["active_player"] == 0
     firsts = set()
@@ -379,7 +379,7 @@ def test_s4_classic_first_player_creator_or_random():
 
 # --- S5: one shot per square ----------------------------------------------------------------------
 
-def test_s5_shooting_a_square_twice_is_refused():
+def test_s5_shooting_a_square_twice_is_refused() -> None:
     state, _ = fire(placed(), {0: ["A1"], 1: []})
     state, _ = fire(state, {0: ["C4"], 1: []})
     err = refused(state, 0, {"shots": ["E5", "C4"]}, IllegalOrder)
@@ -388,12 +388,12 @@ def test_s5_shooting_a_square_twice_is_refused():
     GAME.validate(state, 1, {"shots": ["C4"]})  # the other player's grid is another grid
 
 
-def test_s5_naming_a_square_twice_in_one_salvo_is_refused():
+def test_s5_naming_a_square_twice_in_one_salvo_is_refused() -> None:
     err = refused(placed(), 0, {"shots": ["B7", "C3", "B7"]}, IllegalOrder)
     assert err.rule == "S5" and err.field == "shots[2]" and "B7" in str(err)
 
 
-def test_s5_fewer_shots_than_allowed_are_legal():
+def test_s5_fewer_shots_than_allowed_are_legal() -> None:
     state = placed()
     few: list[dict[str, Any]] = [{"shots": ["A1"]}, {"shots": []}, {}]
     for orders in few:
@@ -403,14 +403,14 @@ def test_s5_fewer_shots_than_allowed_are_legal():
     assert GAME.view(state, 0)["reports"] == [{"round": 1, "hits": 0, "ships": [], "sunk": []}]
 
 
-def test_s5_shots_must_be_a_list():
+def test_s5_shots_must_be_a_list() -> None:
     err = refused(placed(), 0, {"shots": "A1"}, InvalidOrder)
     assert err.field == "shots"
 
 
 # --- S6: reports ----------------------------------------------------------------------------------
 
-def test_s6_report_names_ships_not_squares():
+def test_s6_report_names_ships_not_squares() -> None:
     state = placed()
     shots = ["J1", "J2", "H1", "A1", "B2", "F8", "C3"]  # battleship ×2, cruiser ×1, submarine ×1
     state, events = fire(state, {0: shots, 1: []})
@@ -425,7 +425,7 @@ def test_s6_report_names_ships_not_squares():
     assert not any(sq in json.dumps(expected) for sq in shots)
 
 
-def test_s6_target_is_told_which_squares_were_shot():
+def test_s6_target_is_told_which_squares_were_shot() -> None:
     state, events = fire(placed(), {0: ["J1", "A1"], 1: ["J10"]})
     received = [e for e in events if e.kind == "shots_received"]
     assert {(e.audience, tuple(e.data["squares"])) for e in received} == {
@@ -435,7 +435,7 @@ def test_s6_target_is_told_which_squares_were_shot():
     assert GAME.view(state, 1)["fleet"][0]["hits"] == ["J1"]
 
 
-def test_s6_sinking_is_announced_to_both_players():
+def test_s6_sinking_is_announced_to_both_players() -> None:
     state, _ = fire(placed(), {0: ["A10"], 1: []})
     state, events = fire(state, {0: ["B10"], 1: []})
     sunk = [e for e in events if e.kind == "ship_sunk"]
@@ -447,7 +447,7 @@ def test_s6_sinking_is_announced_to_both_players():
     assert own["destroyer"]["sunk"] and not own["battleship"]["sunk"]
 
 
-def test_s6_classic_mode_reports_each_shot_hit_or_miss():
+def test_s6_classic_mode_reports_each_shot_hit_or_miss() -> None:
     state = placed({"mode": "classic"})
     state, events = fire(state, {0: ["J1"]})
     assert [(e.kind, e.audience, dict(e.data)) for e in events] == [
@@ -461,7 +461,7 @@ def test_s6_classic_mode_reports_each_shot_hit_or_miss():
 
 # --- S7: the end ----------------------------------------------------------------------------------
 
-def test_s7_whole_game_to_a_win():
+def test_s7_whole_game_to_a_win() -> None:
     state = placed()
     for rnd, squares in enumerate(SINK_1):
         assert GAME.outcome(state) is None
@@ -480,7 +480,7 @@ def test_s7_whole_game_to_a_win():
     assert err.rule == "S7" and err.code == "game/over" and str(err) == "rule S7: the game is over"
 
 
-def test_s7_both_fleets_sunk_by_the_same_salvo_is_a_draw():
+def test_s7_both_fleets_sunk_by_the_same_salvo_is_a_draw() -> None:
     state = placed()
     for rnd in range(4):
         assert GAME.outcome(state) is None
@@ -492,7 +492,7 @@ def test_s7_both_fleets_sunk_by_the_same_salvo_is_a_draw():
         (0, "destroyer"), (1, "destroyer")]
 
 
-def test_s7_max_rounds_more_squares_hit_wins_else_draw():
+def test_s7_max_rounds_more_squares_hit_wins_else_draw() -> None:
     state = placed({"max_rounds": 2})
     state, _ = fire(state, {0: ["J1", "A1"], 1: ["J10"]})
     assert GAME.outcome(state) is None
@@ -508,7 +508,7 @@ def test_s7_max_rounds_more_squares_hit_wins_else_draw():
 
 # --- S8: what a player sees -----------------------------------------------------------------------
 
-def test_s8_salvo_view_hides_which_shots_hit_and_the_enemy_ships():
+def test_s8_salvo_view_hides_which_shots_hit_and_the_enemy_ships() -> None:
     state, _ = fire(placed(), {0: ["J1", "J2", "A1"], 1: ["A1", "J10"]})
     view = GAME.view(state, 0)
     assert view["shots"] == [{"square": "J1", "round": 1}, {"square": "J2", "round": 1},
@@ -520,7 +520,7 @@ def test_s8_salvo_view_hides_which_shots_hit_and_the_enemy_ships():
             assert f'"{square}"' not in text
 
 
-def test_s8_view_depends_on_the_enemy_fleet_only_through_reports():
+def test_s8_view_depends_on_the_enemy_fleet_only_through_reports() -> None:
     # Two enemy fleets that share only J5 (in the battleship) among the squares seat 0 shoots.
     other_1: Layout = [{"ship": "battleship", "bow": "F5"},
                        {"ship": "cruiser", "bow": "A1", "vertical": True},
@@ -538,7 +538,7 @@ def test_s8_view_depends_on_the_enemy_fleet_only_through_reports():
     assert GAME.view(a, 1) != GAME.view(b, 1)  # seat 1 does see its own (different) fleet
 
 
-def test_s8_game_over_shows_both_fleets_and_hits():
+def test_s8_game_over_shows_both_fleets_and_hits() -> None:
     state = placed()
     for rnd, squares in enumerate(SINK_1):
         state, _ = fire(state, {0: squares, 1: [MISSES_AT_0[rnd]]})
@@ -550,7 +550,7 @@ def test_s8_game_over_shows_both_fleets_and_hits():
     assert all(ship["sunk"] for ship in GAME.view(state, 0)["enemy_fleet"])
 
 
-def test_s8_view_has_exactly_the_documented_keys_and_no_nulls():
+def test_s8_view_has_exactly_the_documented_keys_and_no_nulls() -> None:
     base = {"phase", "round", "version", "mode", "you", "shots_allowed", "fleet_spec", "fleet", "incoming",
             "shots", "reports", "enemy_sunk"}
     state = placed()
@@ -565,18 +565,18 @@ def test_s8_view_has_exactly_the_documented_keys_and_no_nulls():
 
 # --- S9: autopilot and who is expected --------------------------------------------------------------
 
-def test_s9_expected_players():
+def test_s9_expected_players() -> None:
     assert GAME.expected_players(new()) == [0, 1]
     assert GAME.expected_players(new({"mode": "classic"})) == [0, 1]  # placement is simultaneous
     assert GAME.expected_players(placed()) == [0, 1]
     assert GAME.expected_players(placed({"mode": "classic"})) == [0]
 
 
-def test_s9_autopilot_places_at_random_in_round_0():
+def test_s9_autopilot_places_at_random_in_round_0() -> None:
     assert GAME.autopilot(GAME.view(new(), 0)) == {"random_placement": True}
 
 
-def test_s9_autopilot_produces_valid_orders_for_an_absent_player():
+def test_s9_autopilot_produces_valid_orders_for_an_absent_player() -> None:
     for config in ({}, {"fleet": "variant"}, {"mode": "classic"}):
         state = GAME.new_game(config, 3)
         while GAME.outcome(state) is None:
@@ -590,7 +590,7 @@ def test_s9_autopilot_produces_valid_orders_for_an_absent_player():
         assert state.round <= 101
 
 
-def test_s9_resolve_runs_the_autopilot_for_a_missing_player():
+def test_s9_resolve_runs_the_autopilot_for_a_missing_player() -> None:
     state = placed()
     after, _ = GAME.resolve(state, {0: {"shots": ["A1"]}})
     auto = GAME.autopilot(GAME.view(state, 1))
@@ -599,13 +599,13 @@ def test_s9_resolve_runs_the_autopilot_for_a_missing_player():
     assert state_hash(after) == state_hash(explicit)
 
 
-def test_s9_autopilot_is_deterministic():
+def test_s9_autopilot_is_deterministic() -> None:
     state, _ = fire(placed(), {0: ["J3", "A1"], 1: ["J10"]})
     view = GAME.view(state, 0)
     assert GAME.autopilot(view) == GAME.autopilot(json.loads(json.dumps(view)))
 
 
-def test_s9_classic_autopilot_hunts_around_a_hit():
+def test_s9_classic_autopilot_hunts_around_a_hit() -> None:
     state, _ = fire(placed({"mode": "classic"}), {0: ["J3"]})
     state, _ = fire(state, {1: ["J10"]})
     shot = GAME.autopilot(GAME.view(state, 0))["shots"]
@@ -616,7 +616,7 @@ def test_s9_classic_autopilot_hunts_around_a_hit():
     assert shot[0] in {"J2", "J5"}  # extends the line of hits J3–J4
 
 
-def test_s9_salvo_autopilot_shoots_next_to_rounds_that_hit():
+def test_s9_salvo_autopilot_shoots_next_to_rounds_that_hit() -> None:
     spread = ["J3", "B2", "E2", "C6", "F5", "B9", "E9"]  # J3 hits the battleship, the rest miss
     state, _ = fire(placed(), {0: spread, 1: []})
     assert GAME.view(state, 0)["reports"][0]["hits"] == 1
@@ -633,7 +633,7 @@ def test_s9_salvo_autopilot_shoots_next_to_rounds_that_hit():
 
 # --- contract: immutability, determinism, serialisation ------------------------------------------
 
-def test_resolve_does_not_mutate_its_input_and_bumps_version_and_round():
+def test_resolve_does_not_mutate_its_input_and_bumps_version_and_round() -> None:
     state = new()
     before = state.to_dict()
     after, _ = GAME.resolve(state, {0: {"placement": LAYOUT_0}, 1: {"placement": LAYOUT_1}})
@@ -645,7 +645,7 @@ def test_resolve_does_not_mutate_its_input_and_bumps_version_and_round():
     assert (later.version, later.round) == (after.version + 1, after.round + 1)
 
 
-def test_same_seed_and_orders_give_the_same_state_hash():
+def test_same_seed_and_orders_give_the_same_state_hash() -> None:
     def play(seed: int) -> list[str]:
         state = new({}, seed)
         hashes = []
@@ -659,7 +659,7 @@ def test_same_seed_and_orders_give_the_same_state_hash():
     assert play(11) != play(12)
 
 
-def test_state_round_trips_through_to_dict():
+def test_state_round_trips_through_to_dict() -> None:
     states = [new({"mode": "classic", "first_player": "random", "fleet": "variant", "max_rounds": 40}, 5)]
     while GAME.outcome(states[-1]) is None:
         state = states[-1]
@@ -674,7 +674,7 @@ def test_state_round_trips_through_to_dict():
         assert GAME.view(again, 0) == GAME.view(state, 0)
 
 
-def test_events_are_plain_data():
+def test_events_are_plain_data() -> None:
     _, events = fire(placed(), {0: SINK_1[0], 1: ["A1"]})
     for event in events:
         d = event.to_dict()
@@ -692,7 +692,7 @@ def chat(state: SalvoState, player: int, text: str = "hello", to: int | None = N
     return GAME.act(state, player, {"chat": fields})
 
 
-def test_a53_chat_to_everyone_or_to_the_other_player():
+def test_a53_chat_to_everyone_or_to_the_other_player() -> None:
     state = placed()
     before = state_hash(state)
     after, events = chat(state, 0, "good luck")
@@ -731,12 +731,12 @@ def test_a53_malformed_chat_and_unknown_actions_are_refused(action: Any, field: 
     assert state.to_dict() == before
 
 
-def test_a53_chat_of_500_characters_is_accepted():
+def test_a53_chat_of_500_characters_is_accepted() -> None:
     _, events = chat(new(), 1, "é" * 500)
     assert events[0].data["text"] == "é" * 500
 
 
-def test_a53_eleventh_chat_message_in_a_round_is_rate_limited():
+def test_a53_eleventh_chat_message_in_a_round_is_rate_limited() -> None:
     state = placed()
     for i in range(10):
         state, _ = chat(state, 0, f"message {i}")
@@ -751,7 +751,7 @@ def test_a53_eleventh_chat_message_in_a_round_is_rate_limited():
     chat(state, 0, "a new round")
 
 
-def test_a53_chat_counter_round_trips_and_leaves_chatless_states_unchanged():
+def test_a53_chat_counter_round_trips_and_leaves_chatless_states_unchanged() -> None:
     state = placed()
     d = state.to_dict()
     assert "chats" not in d  # states without chat serialise (and hash) as before the counter
@@ -762,7 +762,7 @@ def test_a53_chat_counter_round_trips_and_leaves_chatless_states_unchanged():
     assert again.chats == (0, 1) and state_hash(again) == state_hash(state)
 
 
-def test_s7_chat_is_allowed_after_the_game_is_over_orders_are_not():
+def test_s7_chat_is_allowed_after_the_game_is_over_orders_are_not() -> None:
     state = placed()
     for rnd, squares in enumerate(SINK_1):
         state, _ = fire(state, {0: squares, 1: [MISSES_AT_0[rnd]]})
@@ -802,7 +802,7 @@ def test_s3_s5_random_orders_are_legal_and_deterministic(config: dict[str, Any])
     assert state.round <= state.max_rounds + 1
 
 
-def test_s3_random_orders_place_explicitly_or_ask_for_a_random_placement():
+def test_s3_random_orders_place_explicitly_or_ask_for_a_random_placement() -> None:
     view = GAME.view(new(), 0)
     seen = {next(iter(GAME.random_orders(view, seed))) for seed in range(40)}
     assert seen == {"placement", "random_placement"}

@@ -558,7 +558,7 @@ class _FreePortController(Controller):
     def _trigger_server(self) -> None:
         assert isinstance(self.server, asyncio.Server)
         self.port = int(self.server.sockets[0].getsockname()[1])
-        super()._trigger_server()
+        super()._trigger_server()  # type: ignore[no-untyped-call]  # (aiosmtpd's Controller: untyped)
 
 
 class SmtpServer:

@@ -27,7 +27,7 @@ def refuse(st: Any, player: int, orders: dict[str, Any]) -> GameError:
     return e.value
 
 
-def test_a20_a18_a_step_into_the_sea_is_accepted_and_the_same_tile_as_to_is_refused_saying_why():
+def test_a20_a18_a_step_into_the_sea_is_accepted_and_the_same_tile_as_to_is_refused_saying_why() -> None:
     """As settled (A20): the terrain of a step is found at the resolution, where the unit stops
     (A27); a destination is planned over explored terrain (A18), so one no path reaches is refused."""
     st = state(B, [U("a", 0, "rank1", 2, 2)])
@@ -44,21 +44,21 @@ def test_a20_a18_a_step_into_the_sea_is_accepted_and_the_same_tile_as_to_is_refu
     ({"units": [{"unit": "a", "to": {"x": 2}}]}, "units[0].to.y"),
     ({"builds": [{"type": "seamine", "tile": {"x": 2}}]}, "builds[0].tile.y"),
 ])
-def test_a18_a_tile_missing_a_coordinate_names_it(orders, field):
+def test_a18_a_tile_missing_a_coordinate_names_it(orders: Any, field: str) -> None:
     st = state(B, [U("a", 0, "rank1", 2, 2)], stocks={"0": {"iron": 9, "wood": 9, "food": 9, "fuel": 9}})
     e = refuse(st, 0, orders)
     assert isinstance(e, InvalidOrder) and e.field == field
     assert "is missing" in e.reason and not e.reason.startswith("'")  # never a bare KeyError ('x')
 
 
-def test_a14_a_deployment_tile_missing_a_coordinate_names_it():
+def test_a14_a_deployment_tile_missing_a_coordinate_names_it() -> None:
     st = state(B, [U("a", 0, "rank1", 1, 0)], round=0)
     e = refuse(st, 0, {"deploy": [{"unit": "a", "tile": {"x": 0}}]})
     assert isinstance(e, InvalidOrder) and e.field == "deploy[0].tile.y" and "y is missing" in e.reason
 
 
 @pytest.mark.parametrize("kind", ["accept", "decline", "withdraw"])
-def test_a53_an_offer_never_made_is_not_found_one_gone_is_no_longer_valid(kind):
+def test_a53_an_offer_never_made_is_not_found_one_gone_is_no_longer_valid(kind: str) -> None:
     st = state(THREE, [], stocks={"0": {"wood": 3}, "1": {"iron": 2}})
     st, _ = GAME.act(st, 0, {"offer": {"to": 1, "give": {"wood": 1}, "get": {"iron": 1}}})  # o1
     gone, _ = GAME.act(st, 0, {"withdraw": {"offer": "o1"}})
@@ -73,7 +73,7 @@ def test_a53_an_offer_never_made_is_not_found_one_gone_is_no_longer_valid(kind):
     assert str(gone_e.value).split(": ", 2)[2].startswith("no pending offer 'o1'")
 
 
-def test_a53_a_chat_message_and_an_offer_to_oneself_are_the_same_error():
+def test_a53_a_chat_message_and_an_offer_to_oneself_are_the_same_error() -> None:
     st = state(THREE, [], stocks={"0": {"wood": 3}})
     got = []
     for action in ({"chat": {"text": "me", "to": 0}}, {"offer": {"to": 0, "give": {"wood": 1}, "get": {"iron": 1}}}):

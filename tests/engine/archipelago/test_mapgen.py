@@ -147,7 +147,7 @@ SMALL = """
 """
 
 
-def test_a6_neighbours_are_orthogonal_in_bounds_in_nesw_order():
+def test_a6_neighbours_are_orthogonal_in_bounds_in_nesw_order() -> None:
     m = parse_board(SMALL)
     assert (m.width, m.height) == (7, 6)
     assert m.neighbours((3, 2)) == ((3, 1), (4, 2), (3, 3), (2, 2))
@@ -157,7 +157,7 @@ def test_a6_neighbours_are_orthogonal_in_bounds_in_nesw_order():
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a6_board_is_a_rectangle_of_the_a9_size(players):
+def test_a6_board_is_a_rectangle_of_the_a9_size(players: int) -> None:
     for seed, m in maps(players):
         assert (m.width, m.height) == SPEC_SIZES[players], seed
         assert all(m.in_bounds(t) for t in m.land), seed
@@ -168,7 +168,7 @@ def test_a6_board_is_a_rectangle_of_the_a9_size(players):
 # -- A7: islands -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a7_islands_are_distinct_4_connected_groups(players):
+def test_a7_islands_are_distinct_4_connected_groups(players: int) -> None:
     for seed, m in maps(players):
         tiles = [frozenset(i.tiles) for i in m.islands]
         assert groups(m.land) == set(tiles), seed  # each island one group, no two touching
@@ -180,7 +180,7 @@ def test_a7_islands_are_distinct_4_connected_groups(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a7_one_home_and_one_ring_per_player_and_one_or_two_centres(players):
+def test_a7_one_home_and_one_ring_per_player_and_one_or_two_centres(players: int) -> None:
     for seed, m in maps(players):
         homes = kinds(m, "home")
         assert sorted(h.owner or 0 for h in homes) == list(range(players)), seed
@@ -193,7 +193,7 @@ def test_a7_one_home_and_one_ring_per_player_and_one_or_two_centres(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a7_every_base_is_a_coastal_tile_of_its_home_island(players):
+def test_a7_every_base_is_a_coastal_tile_of_its_home_island(players: int) -> None:
     for seed, m in maps(players):
         assert len(m.bases) == players, seed
         for seat, base in enumerate(m.bases):
@@ -204,7 +204,7 @@ def test_a7_every_base_is_a_coastal_tile_of_its_home_island(players):
 # -- A8: resources and ports ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a8_resources_and_ports_sit_on_land_and_ports_on_coasts_of_neutral_islands(players):
+def test_a8_resources_and_ports_sit_on_land_and_ports_on_coasts_of_neutral_islands(players: int) -> None:
     for seed, m in maps(players):
         assert set(m.resources.values()) <= {"wood", "food", "iron", "fuel"}, seed
         assert set(m.ports.values()) <= {"wood", "food", "iron", "fuel"}, seed
@@ -217,7 +217,7 @@ def test_a8_resources_and_ports_sit_on_land_and_ports_on_coasts_of_neutral_islan
             assert any(is_sea(m, n) for n in orth(port)), seed
 
 
-def test_a8_rendering_alphabet_reads_resources_ports_and_bases():
+def test_a8_rendering_alphabet_reads_resources_ports_and_bases() -> None:
     m = parse_board(SMALL)
     assert m.bases == ((1, 1),)
     assert m.resources == {(2, 2): "food", (5, 1): "fuel"}
@@ -231,7 +231,7 @@ def test_a8_rendering_alphabet_reads_resources_ports_and_bases():
 # -- A9: fairness and shape ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_home_islands_have_equal_resources(players):
+def test_a9_home_islands_have_equal_resources(players: int) -> None:
     expected = Counter({"base": 1, "food": 2, "wood": 2, "iron": 2, "plain": 3})
     for seed, m in maps(players):
         for seat in range(players):
@@ -241,7 +241,7 @@ def test_a9_home_islands_have_equal_resources(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_ring_islands_have_five_tiles_two_resources_one_port(players):
+def test_a9_ring_islands_have_five_tiles_two_resources_one_port(players: int) -> None:
     for seed, m in maps(players):
         fuel_rings = 0
         for ring in kinds(m, "ring"):
@@ -255,7 +255,7 @@ def test_a9_ring_islands_have_five_tiles_two_resources_one_port(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_centre_islands_have_nine_tiles_and_the_spec_resources(players):
+def test_a9_centre_islands_have_nine_tiles_and_the_spec_resources(players: int) -> None:
     expected = Counter({"fuel": 2, "iron": 1, "food": 1, "wood": 1, "port": 2, "plain": 2})
     for seed, m in maps(players):
         for centre in kinds(m, "centre"):
@@ -265,7 +265,7 @@ def test_a9_centre_islands_have_nine_tiles_and_the_spec_resources(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_nearest_ring_is_3_to_5_away_and_equal_for_all_players(players):
+def test_a9_nearest_ring_is_3_to_5_away_and_equal_for_all_players(players: int) -> None:
     for seed, m in maps(players):
         near_ring = [r for r, _, _ in home_distances(m)]
         assert all(3 <= d <= 5 for d in near_ring), (seed, near_ring)
@@ -273,7 +273,7 @@ def test_a9_nearest_ring_is_3_to_5_away_and_equal_for_all_players(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_nearest_centre_is_equal_for_all_and_2_farther_than_the_ring(players):
+def test_a9_nearest_centre_is_equal_for_all_and_2_farther_than_the_ring(players: int) -> None:
     for seed, m in maps(players):
         rows = home_distances(m)
         near_centre = [c for _, c, _ in rows]
@@ -282,7 +282,7 @@ def test_a9_nearest_centre_is_equal_for_all_and_2_farther_than_the_ring(players)
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_each_ring_is_shared_by_two_neighbouring_homes(players):
+def test_a9_each_ring_is_shared_by_two_neighbouring_homes(players: int) -> None:
     """Every ring lies 3–5 from (at least) two homes, every home has two such rings, and these
     ring–home links form one cycle through all homes (rings between neighbours)."""
     for seed, m in maps(players):
@@ -309,7 +309,7 @@ def test_a9_each_ring_is_shared_by_two_neighbouring_homes(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_homes_are_farther_from_each_other_than_from_their_rings(players):
+def test_a9_homes_are_farther_from_each_other_than_from_their_rings(players: int) -> None:
     """Beyond A9's letter (the module's HOME_GAP): two homes are at least 6 apart by sea, so a
     ring "between two neighbouring homes" (3–5 from each) is nearer to both than they are."""
     for seed, m in maps(players):
@@ -320,7 +320,7 @@ def test_a9_homes_are_farther_from_each_other_than_from_their_rings(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_every_base_has_two_sea_neighbours(players):
+def test_a9_every_base_has_two_sea_neighbours(players: int) -> None:
     for seed, m in maps(players):
         for base in m.bases:
             assert sum(is_sea(m, n) for n in orth(base)) >= 2, (seed, base)
@@ -328,7 +328,7 @@ def test_a9_every_base_has_two_sea_neighbours(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_every_island_is_reachable_by_sea_from_every_base(players):
+def test_a9_every_island_is_reachable_by_sea_from_every_base(players: int) -> None:
     for seed, m in maps(players):
         for base in m.bases:
             steps = sea_steps(m, [n for n in orth(base) if is_sea(m, n)])
@@ -337,7 +337,7 @@ def test_a9_every_island_is_reachable_by_sea_from_every_base(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_same_seed_and_players_give_the_same_map(players):
+def test_a9_same_seed_and_players_give_the_same_map(players: int) -> None:
     for seed in (SEEDS[0], SEEDS[-3]):
         a, b = generate_map(seed, players), generate_map(seed, players)
         assert a.to_dict() == b.to_dict()
@@ -345,18 +345,18 @@ def test_a9_same_seed_and_players_give_the_same_map(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_a9_different_seeds_give_different_maps(players):
+def test_a9_different_seeds_give_different_maps(players: int) -> None:
     renders = {gen(seed, players).render() for seed in SEEDS}
     assert len(renders) == len(SEEDS)
 
 
-def test_a9_seed_bits_above_64_matter():
+def test_a9_seed_bits_above_64_matter() -> None:
     low = 0x1234_5678_9ABC_DEF0
     assert generate_map(low, 4).render() != generate_map(low | (1 << 100), 4).render()
 
 
 @pytest.mark.parametrize("players", [0, 1, 9, True, 2.0, "4"])
-def test_a1_player_count_outside_2_to_8_is_refused(players):
+def test_a1_player_count_outside_2_to_8_is_refused(players: int) -> None:
     with pytest.raises(ValueError):
         generate_map(1, players)
 
@@ -374,7 +374,7 @@ DISTANCES = """
 """
 
 
-def test_a9_sea_distance_counts_sea_steps_between_shores_around_land():
+def test_a9_sea_distance_counts_sea_steps_between_shores_around_land() -> None:
     m = parse_board(DISTANCES)
     home, wall, ring = m.islands  # ids: the home, then the rings by smallest tile
     assert home.kind == "home" and set(ring.tiles) == {(9, 4), (10, 4)}
@@ -398,7 +398,7 @@ LAKE = """
 """
 
 
-def test_a9_sea_distance_is_zero_for_a_shared_shore_and_none_without_a_sea_path():
+def test_a9_sea_distance_is_zero_for_a_shared_shore_and_none_without_a_sea_path() -> None:
     m = parse_board(LAKE)
     home, pebble, wall = m.islands  # the 1-tile ring, then the 16-tile "centre"
     assert pebble.tiles == ((5, 3),) and len(wall.tiles) == 16 and wall.kind == "centre"
@@ -410,7 +410,7 @@ def test_a9_sea_distance_is_zero_for_a_shared_shore_and_none_without_a_sea_path(
 # -- plain data and text ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_map_dict_round_trip_is_exact_and_json(players):
+def test_map_dict_round_trip_is_exact_and_json(players: int) -> None:
     for seed, m in maps(players):
         d = m.to_dict()
         again = Board.from_dict(json.loads(json.dumps(d)))
@@ -420,14 +420,14 @@ def test_map_dict_round_trip_is_exact_and_json(players):
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_render_parse_round_trip(players):
+def test_render_parse_round_trip(players: int) -> None:
     for seed, m in maps(players):
         again = parse_board(m.render())
         assert again.to_dict() == m.to_dict(), seed
         assert again.render_islands() == m.render_islands(), seed
 
 
-def test_parse_board_takes_seat_order_and_centres_from_arguments():
+def test_parse_board_takes_seat_order_and_centres_from_arguments() -> None:
     text = """
         ..........
         .#B....B#.
@@ -449,12 +449,12 @@ def test_parse_board_takes_seat_order_and_centres_from_arguments():
     ("", "empty"),
     (".BB.", "bases"),
 ])
-def test_parse_board_rejects_bad_drawings(text, message):
+def test_parse_board_rejects_bad_drawings(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_board(text)
 
 
-def test_board_validate_rejects_inconsistent_data():
+def test_board_validate_rejects_inconsistent_data() -> None:
     d = generate_map(3, 2).to_dict()
     d["bases"][0] = d["bases"][1]
     with pytest.raises(ValueError, match="not on its home island"):
@@ -473,7 +473,7 @@ def test_board_validate_rejects_inconsistent_data():
         Board.from_dict(d).validate()
 
 
-def test_golden_map_seed1_p2():
+def test_golden_map_seed1_p2() -> None:
     m = generate_map(1, 2)
     golden = GOLDEN.read_text()
     assert m.render() + "\n" == golden, "regenerate with: python -m tests.engine.archipelago.test_mapgen --regen"

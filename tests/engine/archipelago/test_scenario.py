@@ -9,7 +9,7 @@ import pytest
 from engine.archipelago.scenario import resolve_scenario, state_from_scenario
 
 
-def test_a7_scenario_rows_make_islands_bases_resources_and_ports():
+def test_a7_scenario_rows_make_islands_bases_resources_and_ports() -> None:
     st = state_from_scenario({
         "rows": ["0w#....", ".......", "..fUx..", ".......", "....##1"],
         "legend": {"x": {"resource": "iron", "port": "food"}},
@@ -25,7 +25,7 @@ def test_a7_scenario_rows_make_islands_bases_resources_and_ports():
     assert st.players == 2 and st.round == 1 and st.target == 10
 
 
-def test_a24_scenario_cargo_and_carried_flags_take_their_carriers_tile():
+def test_a24_scenario_cargo_and_carried_flags_take_their_carriers_tile() -> None:
     st = state_from_scenario({
         "rows": ["0#.....", ".......", "#####..", ".......", "......1"],
         "units": [{"id": "s", "owner": 0, "type": "dvora", "tile": {"x": 3, "y": 3}, "cargo": ["a"]},
@@ -40,7 +40,7 @@ def test_a24_scenario_cargo_and_carried_flags_take_their_carriers_tile():
     assert st.control[(2, 2)] == 1 and st.outposts == {(2, 2): 1}
 
 
-def test_a21_resolve_scenario_returns_plain_json_data():
+def test_a21_resolve_scenario_returns_plain_json_data() -> None:
     out = resolve_scenario({
         "rows": ["0#.....", ".......", "#####..", ".......", "......1"],
         "units": [{"id": "a", "owner": 0, "type": "rank5", "tile": [1, 2]},
@@ -54,7 +54,7 @@ def test_a21_resolve_scenario_returns_plain_json_data():
     assert json.loads(json.dumps(out)) == out
 
 
-def test_a12_units_created_in_a_scenario_get_fresh_ids():
+def test_a12_units_created_in_a_scenario_get_fresh_ids() -> None:
     out = resolve_scenario({
         "rows": ["0#.....", ".......", "#####..", ".......", "......1"],
         "units": [{"id": "n1", "owner": 0, "type": "rank1", "tile": [1, 0]}],
@@ -63,7 +63,7 @@ def test_a12_units_created_in_a_scenario_get_fresh_ids():
     assert sorted(u["id"] for u in out["units"]) == ["n1", "n2"]
 
 
-def test_a7_scenario_dialect_is_lenient_and_numbers_islands_in_reading_order():
+def test_a7_scenario_dialect_is_lenient_and_numbers_islands_in_reading_order() -> None:
     """Scenario rows go through the board's one reader (``parse_board``, ``dialect="scenario"``):
     ragged rows, digits for bases, any other character plain land, islands by their first tile."""
     from engine.archipelago.board import parse_board

@@ -76,7 +76,7 @@ def refused(st: State, standing: Any, player: int = 0) -> GameError:
 
 # -- A70: nothing changes for a player without standing orders ---------------------------------------
 
-def test_a71_hold_is_the_default_and_gives_todays_orders():
+def test_a71_hold_is_the_default_and_gives_todays_orders() -> None:
     st = state(BOARD, [U("a", 0, "rank3", 1, 1), U("s", 0, "dvora", 2, 1), U("e", 1, "rank1", 1, 0)])
     v = GAME.view(st, 0)
     norm = GAME.check_standing(st, 0, {})
@@ -87,7 +87,7 @@ def test_a71_hold_is_the_default_and_gives_todays_orders():
     assert GAME.standing_actions(v, None) == [] and GAME.standing_actions(v, norm) == []
 
 
-def test_a70_round_zero_and_game_over_are_unchanged():
+def test_a70_round_zero_and_game_over_are_unchanged() -> None:
     st = GAME.new_game({"players": 2}, 5)
     v = GAME.view(st, 0)
     aggressive = {"posture": "aggressive", "build_queue": [{"type": "rank1"}]}
@@ -97,7 +97,7 @@ def test_a70_round_zero_and_game_over_are_unchanged():
     assert GAME.autopilot(over, aggressive) == {} and GAME.standing_actions(over, aggressive) == []
 
 
-def test_check_standing_normalises():
+def test_check_standing_normalises() -> None:
     st = state(BOARD, [U("b", 0, "rank3", 1, 1), U("a", 0, "dvora", 2, 1)])
     got = GAME.check_standing(st, 0, {
         "accept_rules": [{"max_ratio": 1}], "bonus": "wood",
@@ -115,7 +115,7 @@ def test_check_standing_normalises():
 
 # -- A71 postures -------------------------------------------------------------------------------------
 
-def test_a71_defensive_falls_back_toward_the_base():
+def test_a71_defensive_falls_back_toward_the_base() -> None:
     st = state(LONG, [U("a", 0, "scout", 5, 0), U("b", 0, "rank3", 2, 0), U("e", 1, "rank5", 7, 0),
                       U("s", 0, "shaldag", 6, 2), U("f", 1, "dvora", 7, 2)])
     o = GAME.autopilot(GAME.view(st, 0), {"posture": "defensive"})
@@ -142,7 +142,7 @@ def battle(revealed: list[str]) -> State:
                  revealed={"0": revealed})
 
 
-def test_a71_balanced_attacks_only_enemies_known_to_be_weaker():
+def test_a71_balanced_attacks_only_enemies_known_to_be_weaker() -> None:
     st = battle(["w", "y"])
     o = GAME.autopilot(GAME.view(st, 0), {"posture": "balanced"})
     GAME.validate(st, 0, o)
@@ -151,7 +151,7 @@ def test_a71_balanced_attacks_only_enemies_known_to_be_weaker():
     assert tile_of(new, "a") == (3, 0) and tile_of(new, "w") is None
 
 
-def test_a71_aggressive_attacks_any_enemy_within_two_but_not_a_known_stronger_one():
+def test_a71_aggressive_attacks_any_enemy_within_two_but_not_a_known_stronger_one() -> None:
     st = battle(["w", "y"])
     o = GAME.autopilot(GAME.view(st, 0), {"posture": "aggressive"})
     GAME.validate(st, 0, o)
@@ -174,7 +174,7 @@ FERRY = [
 ]
 
 
-def test_a71_aggressive_ferries_land_units_and_takes_the_ring_island():
+def test_a71_aggressive_ferries_land_units_and_takes_the_ring_island() -> None:
     st = state(FERRY, [U("a", 0, "rank3", 1, 1), U("s", 0, "dvora", 2, 1)],
                stocks={"0": {"food": 4, "wood": 4}})
     seen: list[tuple[Tile | None, Tile | None]] = []
@@ -198,7 +198,7 @@ SEA = [
 ]
 
 
-def test_a72_move_heads_for_a_far_tile_over_several_rounds():
+def test_a72_move_heads_for_a_far_tile_over_several_rounds() -> None:
     st = state(BOARD, [U("s", 0, "dvora", 2, 1), U("a", 0, "rank1", 4, 3)])
     standing = GAME.check_standing(st, 0, {"units": [
         {"unit": "s", "order": "move", "tile": {"x": 9, "y": 4}},
@@ -210,7 +210,7 @@ def test_a72_move_heads_for_a_far_tile_over_several_rounds():
     assert after == standing  # the order stays in force
 
 
-def test_a72_patrol_cycles_through_its_waypoints():
+def test_a72_patrol_cycles_through_its_waypoints() -> None:
     st = state(SEA, [U("s", 0, "shaldag", 3, 1)])  # move 3
     wps = [(3, 1), (9, 1), (9, 4), (3, 4)]
     standing = GAME.check_standing(st, 0, {"units": [
@@ -222,7 +222,7 @@ def test_a72_patrol_cycles_through_its_waypoints():
                      (6, 1), (9, 1), (9, 4), (6, 4), (3, 4), (3, 1), (6, 1)]
 
 
-def test_a72_patrol_of_two_waypoints_goes_out_and_back():
+def test_a72_patrol_of_two_waypoints_goes_out_and_back() -> None:
     st = state(SEA, [U("s", 0, "dvora", 2, 2)])  # move 3; out and back is 2 × 9 steps
     standing = GAME.check_standing(st, 0, {"units": [
         {"unit": "s", "order": "patrol", "waypoints": [{"x": 2, "y": 2}, {"x": 11, "y": 2}]}]})
@@ -234,7 +234,7 @@ def test_a72_patrol_of_two_waypoints_goes_out_and_back():
     assert all(a != b for a, b in itertools.pairwise(ends))  # alternating ends
 
 
-def test_a72_escort_stays_adjacent():
+def test_a72_escort_stays_adjacent() -> None:
     st = state(SEA, [U("t", 0, "dvora", 2, 1), U("e", 0, "shaldag", 2, 2)])
     standing = GAME.check_standing(st, 0, {"units": [
         {"unit": "t", "order": "patrol", "waypoints": [{"x": 2, "y": 1}, {"x": 11, "y": 1},
@@ -249,7 +249,7 @@ def test_a72_escort_stays_adjacent():
     play(st, standing, 12, each=adjacent)
 
 
-def test_a72_guard_attacks_enemies_next_to_the_tile_and_comes_back():
+def test_a72_guard_attacks_enemies_next_to_the_tile_and_comes_back() -> None:
     st = state(LONG, [U("g", 0, "rank9", 5, 0), U("e", 1, "rank2", 6, 0)])
     standing = GAME.check_standing(st, 0, {"units": [{"unit": "g", "order": "guard",
                                                       "tile": {"x": 5, "y": 0}}]})
@@ -262,7 +262,7 @@ def test_a72_guard_attacks_enemies_next_to_the_tile_and_comes_back():
     assert entry(o, "g") == {"unit": "g", "path": ["W"]}  # more than 1 away: heads back
 
 
-def test_a72_hunt_follows_a_moving_target():
+def test_a72_hunt_follows_a_moving_target() -> None:
     st = state(SEA, [U("h", 0, "saar45", 3, 2), U("t", 1, "dvora", 5, 2)])  # 3 beats 1; move 2 vs 1
     standing = GAME.check_standing(st, 0, {"units": [{"unit": "h", "order": "hunt", "target": "t"}]})
     gaps: list[int] = []
@@ -280,7 +280,7 @@ def test_a72_hunt_follows_a_moving_target():
     assert tile_of(st, "t") is None and tile_of(st, "h") is not None  # caught and sunk
 
 
-def test_a72_hunt_heads_for_the_last_known_tile_in_the_enemy_log():
+def test_a72_hunt_heads_for_the_last_known_tile_in_the_enemy_log() -> None:
     st = state(SEA, [U("h", 0, "shaldag", 1, 2), U("t", 1, "dvora", 12, 1), U("u", 1, "dvora", 5, 4)])
     st.pstates[0].log["t"] = ((9, 3), 0, None, 1)  # seen at (9, 3) a round ago, out of sight now
     v = GAME.view(st, 0)
@@ -303,7 +303,7 @@ FARM = [
 ]
 
 
-def test_a73_queue_is_consumed_in_order_as_resources_allow():
+def test_a73_queue_is_consumed_in_order_as_resources_allow() -> None:
     st = state(FARM, [], stocks={"0": {"food": 2, "iron": 1}})
     queue = [{"type": "rank4"}, {"type": "rank5"}, {"type": "rank1"}, {"type": "rank1"}]
     standing = GAME.check_standing(st, 0, {"build_queue": queue})
@@ -327,7 +327,7 @@ def test_a73_queue_is_consumed_in_order_as_resources_allow():
     assert sorted(u.type for u in st.units.values() if u.owner == 0) == ["rank1", "rank1", "rank4", "rank5"]
 
 
-def test_a73_an_entry_that_cannot_be_built_now_is_passed_over_and_kept():
+def test_a73_an_entry_that_cannot_be_built_now_is_passed_over_and_kept() -> None:
     st = state(FARM, [U("g", 0, "rank13", 1, 0), U("s", 0, "dvora", 4, 0)], stocks={"0": {"food": 9, "iron": 9,
                                                                                             "wood": 3}})
     standing = GAME.check_standing(st, 0, {"build_queue": [{"type": "rank13"}, {"type": "raft", "ship": "s"},
@@ -339,7 +339,7 @@ def test_a73_an_entry_that_cannot_be_built_now_is_passed_over_and_kept():
     assert after["build_queue"] == [{"type": "rank13"}]
 
 
-def test_a73_only_the_queues_own_builds_cross_entries_off():
+def test_a73_only_the_queues_own_builds_cross_entries_off() -> None:
     standing = {"build_queue": [{"type": "rank5"}, {"type": "dvora"}, {"type": "rank5"}]}
     after = GAME.standing_after_round(standing, {"builds": [{"type": "rank5"}, {"type": "rank5"}]})
     assert after["build_queue"] == [{"type": "dvora"}]
@@ -350,7 +350,7 @@ def test_a73_only_the_queues_own_builds_cross_entries_off():
 
 # -- A70: completing a submission ---------------------------------------------------------------------
 
-def test_a70_complete_orders_fills_only_what_the_submission_leaves_open():
+def test_a70_complete_orders_fills_only_what_the_submission_leaves_open() -> None:
     st = state(BATTLE, [U("a", 0, "rank5", 2, 0), U("w", 1, "rank2", 3, 0), U("b", 0, "rank5", 6, 0),
                         U("x", 1, "rank1", 7, 0)], stocks={"0": {"food": 9, "iron": 9}})
     standing = {"posture": "aggressive", "build_queue": [{"type": "rank1"}], "bonus": "fuel"}
@@ -365,7 +365,7 @@ def test_a70_complete_orders_fills_only_what_the_submission_leaves_open():
     assert sub == {"units": [{"unit": "a", "path": []}], "bonus": "wood"}  # input untouched
 
 
-def test_a20_completed_orders_stay_affordable_together():
+def test_a20_completed_orders_stay_affordable_together() -> None:
     st = state(FERRY, [U("a", 0, "rank3", 4, 3), U("b", 0, "rank3", 5, 3)], stocks={"0": {"food": 3, "wood": 2}})
     v = GAME.view(st, 0)
     o = GAME.autopilot(v, {"posture": "aggressive"})
@@ -376,7 +376,7 @@ def test_a20_completed_orders_stay_affordable_together():
     assert [e.get("action") for e in o["units"]] == ["outpost"]
 
 
-def test_a24_complete_orders_never_moves_a_carrier_the_submission_boards():
+def test_a24_complete_orders_never_moves_a_carrier_the_submission_boards() -> None:
     st = state(FERRY, [U("a", 0, "rank3", 1, 1), U("s", 0, "dvora", 2, 1)])
     standing = {"units": [{"unit": "s", "order": "move", "tile": {"x": 8, "y": 1}}]}
     o = GAME.complete_orders(GAME.view(st, 0), standing, {"units": [{"unit": "a", "path": ["E"]}]})
@@ -394,7 +394,7 @@ PORTS = [
 ]
 
 
-def test_a74_bank_rule_converts_the_surplus_above_keep():
+def test_a74_bank_rule_converts_the_surplus_above_keep() -> None:
     st = state(PORTS, [], stocks={"0": {"wood": 11, "food": 3}})
     standing = {"bank_rules": [{"give": "wood", "get": "iron", "keep": 2}, {"give": "food", "get": "iron"}]}
     acts = GAME.standing_actions(GAME.view(st, 0), standing)
@@ -407,7 +407,7 @@ def test_a74_bank_rule_converts_the_surplus_above_keep():
         {"bank": {"give": "wood", "get": "iron", "times": 4}}]
 
 
-def test_a74_accept_rule_takes_offers_worth_it_at_bank_rates():
+def test_a74_accept_rule_takes_offers_worth_it_at_bank_rates() -> None:
     st = state(PORTS, [], stocks={"0": {"wood": 5, "food": 1}, "1": {"iron": 9, "fuel": 3}})
     st, _ = GAME.act(st, 1, {"offer": {"to": 0, "give": {"iron": 2}, "get": {"wood": 2}}})   # o1: fair
     st, _ = GAME.act(st, 1, {"offer": {"give": {"fuel": 1}, "get": {"wood": 3}}})           # o2: to all, poor
@@ -431,18 +431,18 @@ def small() -> State:
                          U("e", 1, "rank1", 11, 5)])
 
 
-def test_a72_patrol_of_one_waypoint_is_refused():
+def test_a72_patrol_of_one_waypoint_is_refused() -> None:
     e = refused(small(), {"units": [{"unit": "s", "order": "patrol", "waypoints": [{"x": 5, "y": 1}]}]})
     assert isinstance(e, IllegalOrder) and e.rule == "A72" and e.field == "units[0].waypoints"
 
 
-def test_a73_a_twenty_first_queue_entry_is_refused():
+def test_a73_a_twenty_first_queue_entry_is_refused() -> None:
     e = refused(small(), {"build_queue": [{"type": "rank1"}] * 21})
     assert isinstance(e, IllegalOrder) and e.rule == "A73" and e.field == "build_queue[20]"
     assert len(GAME.check_standing(small(), 0, {"build_queue": [{"type": "rank1"}] * 20})["build_queue"]) == 20
 
 
-def test_a72_unknown_and_foreign_units_get_the_same_refusal():
+def test_a72_unknown_and_foreign_units_get_the_same_refusal() -> None:
     st = small()
     a = refused(st, {"units": [{"unit": "s", "order": "stay"}, {"unit": "zz", "order": "stay"}]})
     b = refused(st, {"units": [{"unit": "s", "order": "stay"}, {"unit": "e", "order": "stay"}]})
@@ -453,7 +453,7 @@ def test_a72_unknown_and_foreign_units_get_the_same_refusal():
     assert isinstance(c, IllegalOrder) and (c.rule, c.field) == ("A72", "units[0].target")
 
 
-def test_a72_unreachable_target_is_refused():
+def test_a72_unreachable_target_is_refused() -> None:
     st = small()
     e = refused(st, {"units": [{"unit": "a", "order": "move", "tile": {"x": 5, "y": 3}}]})  # another island
     assert isinstance(e, IllegalOrder) and (e.rule, e.field) == ("A72", "units[0].tile")
@@ -506,7 +506,7 @@ def test_a72_a74_malformed_standing_orders_are_refused(standing: Any, kind: type
     assert type(e) is kind and e.field == field and e.rule == rule, e
 
 
-def test_salvo_accepts_only_empty_standing_orders():
+def test_salvo_accepts_only_empty_standing_orders() -> None:
     st = SALVO.new_game({"players": 2}, 1)
     salvo = standing_of(SALVO)  # Salvo has none: engine.base.NoStanding
     assert salvo.check_standing(st, 0, {}) == {}
@@ -539,7 +539,7 @@ def unseen_enemy(st: State, player: int) -> tuple[str, Tile] | None:
     return None
 
 
-def test_a70_the_autopilot_cannot_use_hidden_information():
+def test_a70_the_autopilot_cannot_use_hidden_information() -> None:
     standing = {"posture": "aggressive", "build_queue": [{"type": "rank5"}, {"type": "dvora"}],
                 "bank_rules": [{"give": "wood", "get": "iron", "keep": 1}], "accept_rules": [{"max_ratio": 1}]}
     checked = 0
@@ -688,7 +688,7 @@ def test_a70_autopilot_and_completed_orders_always_validate(players: int, seed: 
     assert rounds >= 2 and trades > 0
 
 
-def test_a70_the_autopilot_is_deterministic():
+def test_a70_the_autopilot_is_deterministic() -> None:
     st = GAME.new_game({"players": 2}, 9)
     rnd = random.Random(9)
     for _ in range(6):
@@ -700,7 +700,7 @@ def test_a70_the_autopilot_is_deterministic():
     assert GAME.standing_actions(v, s) == GAME.standing_actions(again, s)
 
 
-def test_a4_default_standing_for_autopilot_seats_is_accepted_everywhere():
+def test_a4_default_standing_for_autopilot_seats_is_accepted_everywhere() -> None:
     for seed in (1, 2):
         st = GAME.new_game({"players": 3}, seed)
         for p in range(3):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.arcmage import GAME, core
 from engine.errors import IllegalOrder
 from tests.engine.arcmage.helpers import (
@@ -24,7 +26,7 @@ from tests.engine.arcmage.helpers import (
 # --- The Empire ----------------------------------------------------------------------------------
 
 
-def test_card_armory_levels_2_and_4_buff_every_soldier_later_arrivals_too():
+def test_card_armory_levels_2_and_4_buff_every_soldier_later_arrivals_too() -> None:
     s = make({"cities": [{"card": "armory", "id": "A", "residents": [{"card": "mentor", "id": "m1"},
                                                                    {"card": "spearman", "id": "s1"}]}],
               "army": [{"card": "footsoldier", "id": "f1"}], "hand": [{"card": "bearer", "id": "b1"}]},
@@ -39,7 +41,7 @@ def test_card_armory_levels_2_and_4_buff_every_soldier_later_arrivals_too():
     assert card(s, "b1")["attack"] == 2 and card(s, "b1")["defense"] == 2
 
 
-def test_card_assemble_the_army_moves_unmarked_soldiers_unmarked_outside_the_move_limit():
+def test_card_assemble_the_army_moves_unmarked_soldiers_unmarked_outside_the_move_limit() -> None:
     s = make({"cities": [{"card": "armory", "id": "A", "residents": [
         {"card": "footsoldier", "id": "f1"}, {"card": "spearman", "id": "s1", "marked": True},
         {"card": "trebuchet", "id": "t1"}]}], "hand": [{"card": "assemble_the_army", "id": "x"}]})
@@ -51,7 +53,7 @@ def test_card_assemble_the_army_moves_unmarked_soldiers_unmarked_outside_the_mov
     assert zone(s, "t1") == "army"
 
 
-def test_card_barracks_level_3_reduces_soldier_cost_and_level_5_puts_a_soldier_into_the_army():
+def test_card_barracks_level_3_reduces_soldier_cost_and_level_5_puts_a_soldier_into_the_army() -> None:
     s = make({"cities": [{"card": "barracks", "id": "B", "residents": [{"card": "squad_leader", "id": "q1"}]}],
               "piles": {"The Empire": 2}, "hand": [{"card": "mentor", "id": "m1"}]}, phase="tactics")
     s = do(s, 0, {"devote": {"card": "q1"}})
@@ -69,7 +71,7 @@ def test_card_barracks_level_3_reduces_soldier_cost_and_level_5_puts_a_soldier_i
     assert zone(s, "sp") == "army" and not card(s, "sp")["marked"]
 
 
-def test_card_battering_ram_soldiers_get_2_0_and_overrun_until_end_of_turn():
+def test_card_battering_ram_soldiers_get_2_0_and_overrun_until_end_of_turn() -> None:
     s = make({"army": [{"card": "footsoldier", "id": "f1"}], "hand": [{"card": "battering_ram", "id": "r"}]},
              p1={"deck": ["kolibri"] * 6})
     s = cast(s, 0, card="r")
@@ -80,7 +82,7 @@ def test_card_battering_ram_soldiers_get_2_0_and_overrun_until_end_of_turn():
     assert card(s, "f1")["attack"] == 1 and "overrun" not in card(s, "f1")["keywords"]
 
 
-def test_card_bearer_may_put_a_soldier_from_hand_into_a_city_when_it_damages_a_city():
+def test_card_bearer_may_put_a_soldier_from_hand_into_a_city_when_it_damages_a_city() -> None:
     s = make({"army": [{"card": "bearer", "id": "b1"}], "hand": [{"card": "mentor", "id": "m1"}]},
              phase="attack")
     s = attack(s, ["b1"], "F")
@@ -92,7 +94,7 @@ def test_card_bearer_may_put_a_soldier_from_hand_into_a_city_when_it_damages_a_c
     assert zone(s, "m1") == "res" and card(s, "m1")["at"] == "A"
 
 
-def test_card_borgs_keep_level_1_sacrifices_and_level_3_gives_a_second_combat():
+def test_card_borgs_keep_level_1_sacrifices_and_level_3_gives_a_second_combat() -> None:
     s = make({"cities": [{"card": "borgs_keep", "id": "K", "residents": [{"card": "footsoldier", "id": "f1"}]}],
               "army": [{"card": "footsoldier", "id": "f2"}], "piles": {"The Empire": 1}}, phase="tactics")
     s = do(s, 0, {"devote": {"card": "f1"}})
@@ -115,7 +117,7 @@ def test_card_borgs_keep_level_1_sacrifices_and_level_3_gives_a_second_combat():
     assert card(s, "F")["defense"] == 5 and head(s)["phase"] == "play2"
 
 
-def test_card_conscript_reveals_soldiers_and_puts_them_on_top_in_the_chosen_order():
+def test_card_conscript_reveals_soldiers_and_puts_them_on_top_in_the_chosen_order() -> None:
     s = make({"hand": [{"card": "conscript", "id": "c"}],
               "deck": [{"card": "kolibri", "id": "k1"}, {"card": "mentor", "id": "d1"},
                        {"card": "trebuchet", "id": "d2"}, {"card": "spearman", "id": "d3"}]})
@@ -128,7 +130,7 @@ def test_card_conscript_reveals_soldiers_and_puts_them_on_top_in_the_chosen_orde
     assert sorted(s.data["seats"][0]["deck"]) == ["d1", "d2", "d3", "k1"]
 
 
-def test_card_dimensional_pocket_has_three_modes():
+def test_card_dimensional_pocket_has_three_modes() -> None:
     base = {"army": [], "hand": [{"card": "dimensional_pocket", "id": "p"}]}
     foes = {"army": [{"card": "majestic_griffin", "id": "g"}, {"card": "kolibri", "id": "k1"},
                      {"card": "kolibri", "id": "k2"}, {"card": "botanist", "id": "bo"}]}
@@ -142,7 +144,7 @@ def test_card_dimensional_pocket_has_three_modes():
            IllegalOrder, "M39")
 
 
-def test_card_footsoldier_may_pay_per_footsoldier_to_fetch_another_into_the_army():
+def test_card_footsoldier_may_pay_per_footsoldier_to_fetch_another_into_the_army() -> None:
     s = make({"hand": [{"card": "footsoldier", "id": "f1"}], "piles": {"The Empire": 4},
               "deck": [{"card": "bearer", "id": "d0"}, {"card": "footsoldier", "id": "f2"},
                        {"card": "footsoldier", "id": "f3"}]})
@@ -157,7 +159,7 @@ def test_card_footsoldier_may_pay_per_footsoldier_to_fetch_another_into_the_army
     assert sum(1 for c in s.data["seats"][0]["piles"]["The Empire"] if s.data["cards"][c]["m"]) == 2
 
 
-def test_card_mentor_searches_a_soldier_into_hand_seen_only_by_its_owner():
+def test_card_mentor_searches_a_soldier_into_hand_seen_only_by_its_owner() -> None:
     s = make({"hand": [{"card": "mentor", "id": "m"}],
               "deck": [{"card": "kolibri", "id": "k"}, {"card": "bearer", "id": "b"}]})
     s = cast(s, 0, card="m", to="A")
@@ -170,7 +172,7 @@ def test_card_mentor_searches_a_soldier_into_hand_seen_only_by_its_owner():
     assert any(e.kind == "revealed" and e.audience is None for e in EVENTS)
 
 
-def test_card_mercenary_is_sudden_first_strike_and_leaves_after_attacking():
+def test_card_mercenary_is_sudden_first_strike_and_leaves_after_attacking() -> None:
     s = make({"hand": [{"card": "mercenary", "id": "mc"}]}, p1={"army": [{"card": "nourished_flower", "id": "n"}]})
     s = cast(s, 0, card="mc", to="army")
     s = do(s, 0, {"pass": {}})
@@ -183,7 +185,7 @@ def test_card_mercenary_is_sudden_first_strike_and_leaves_after_attacking():
     assert not any(e.kind == "died" and e.data["card"] == "mc" for e in EVENTS)
 
 
-def test_card_mounted_eagle_flies_and_gets_2_1_blocking_a_non_flyer():
+def test_card_mounted_eagle_flies_and_gets_2_1_blocking_a_non_flyer() -> None:
     s = make({"army": [{"card": "mounted_eagle", "id": "e"}]}, p1={"army": [{"card": "botanist", "id": "bo"}]},
              phase="attack")
     s = attack(s, ["e"], "F")
@@ -197,7 +199,7 @@ def test_card_mounted_eagle_flies_and_gets_2_1_blocking_a_non_flyer():
     assert zone(s, "f") == "grave" and card(s, "e")["attack"] == 2
 
 
-def test_card_revenge_gives_blood_vengeance_counters_and_salvages_for_5():
+def test_card_revenge_gives_blood_vengeance_counters_and_salvages_for_5() -> None:
     s = make({"hand": [{"card": "revenge", "id": "rv"}, {"card": "bearer", "id": "f"}],
               "piles": {"The Empire": 10}}, p1={"army": [{"card": "majestic_griffin", "id": "g"}]},
              dealt_prev={"g": 2})
@@ -209,7 +211,7 @@ def test_card_revenge_gives_blood_vengeance_counters_and_salvages_for_5():
     assert zone(s, "rv") == "hand"
 
 
-def test_card_seat_of_the_throne_gives_3_defense_caps_damage_and_destroys_other_cities():
+def test_card_seat_of_the_throne_gives_3_defense_caps_damage_and_destroys_other_cities() -> None:
     s = make({"cities": [{"card": "armory", "id": "A"}, {"card": "barracks", "id": "B", "residents": [
         {"card": "footsoldier", "id": "f1"}, {"card": "bearer", "id": "b1", "marked": True}]}],
         "hand": [{"card": "seat_of_the_throne", "id": "st"}]},
@@ -225,7 +227,7 @@ def test_card_seat_of_the_throne_gives_3_defense_caps_damage_and_destroys_other_
     assert core_s["cards"]["A"]["cdef"] == 9  # at most 1 damage each turn
 
 
-def test_card_spearman_forces_soldiers_to_attack_and_gives_battle_scream_1():
+def test_card_spearman_forces_soldiers_to_attack_and_gives_battle_scream_1() -> None:
     s = make({"army": [{"card": "spearman", "id": "sp"}, {"card": "footsoldier", "id": "f"},
                        {"card": "majestic_griffin", "id": "g"}]}, phase="attack")
     raises(lambda: do(s, 0, {"pass": {}}), IllegalOrder, "M56")
@@ -234,7 +236,7 @@ def test_card_spearman_forces_soldiers_to_attack_and_gives_battle_scream_1():
     assert card(s, "f")["attack"] == 2 and card(s, "sp")["attack"] == 1
 
 
-def test_card_squad_leader_reveals_the_top_4_soldiers_to_hand_the_rest_to_the_bottom():
+def test_card_squad_leader_reveals_the_top_4_soldiers_to_hand_the_rest_to_the_bottom() -> None:
     s = make({"hand": [{"card": "squad_leader", "id": "q"}], "piles": {"The Empire": 6},
               "deck": [{"card": "bearer", "id": "d1"}, {"card": "kolibri", "id": "d2"},
                        {"card": "mentor", "id": "d3"}, {"card": "trebuchet", "id": "d4"},
@@ -244,7 +246,7 @@ def test_card_squad_leader_reveals_the_top_4_soldiers_to_hand_the_rest_to_the_bo
     assert s.data["seats"][0]["deck"] == ["d5", "d2", "d4"]
 
 
-def test_card_trebuchet_marks_two_soldiers_deals_5_and_they_skip_two_unmarks():
+def test_card_trebuchet_marks_two_soldiers_deals_5_and_they_skip_two_unmarks() -> None:
     s = make({"army": [{"card": "trebuchet", "id": "t"}, {"card": "footsoldier", "id": "f1"},
                        {"card": "bearer", "id": "f2"}]}, p1={"army": [{"card": "majestic_griffin", "id": "g"}]})
     s = do(s, 0, {"ability": {"card": "t", "with": ["f1", "f2"], "targets": ["g"]}})
@@ -259,7 +261,7 @@ def test_card_trebuchet_marks_two_soldiers_deals_5_and_they_skip_two_unmarks():
     assert not any(card(s, x)["marked"] for x in ("t", "f1", "f2"))
 
 
-def _through_unmark(s, seat):
+def _through_unmark(s: Any, seat: int) -> Any:
     """Run seat's Unmark phase directly (a new turn of that seat)."""
     s.data["active"] = seat
     g = core.G(s.data)
@@ -270,7 +272,7 @@ def _through_unmark(s, seat):
 # --- Gaian ---------------------------------------------------------------------------------------
 
 
-def test_card_botanist_saves_a_dying_flower_for_two_resource_cards():
+def test_card_botanist_saves_a_dying_flower_for_two_resource_cards() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]},
              p1={"army": [{"card": "botanist", "id": "bo"}, {"card": "poison_ivy", "id": "iv"}],
                  "piles": {"Gaian": 3}})
@@ -286,7 +288,7 @@ def test_card_botanist_saves_a_dying_flower_for_two_resource_cards():
     assert "peaceful" in card(s, "bo")["keywords"]
 
 
-def test_card_call_to_aid_lets_residents_of_one_city_defend_another():
+def test_card_call_to_aid_lets_residents_of_one_city_defend_another() -> None:
     p1 = {"cities": [{"card": "farmland", "id": "F"}, {"card": "sanctuary", "id": "SA", "residents": [
         {"card": "botanist", "id": "bo"}]}], "hand": [{"card": "call_to_aid", "id": "ca"}]}
     s = make({"army": [{"card": "footsoldier", "id": "f"}]}, p1, phase="attack")
@@ -297,7 +299,7 @@ def test_card_call_to_aid_lets_residents_of_one_city_defend_another():
     assert pending_kind(s) == "intercept" and ["bo", "f"] in head(s)["options"]
 
 
-def test_card_crop_token_sacrifices_itself_for_one_gaian_resource():
+def test_card_crop_token_sacrifices_itself_for_one_gaian_resource() -> None:
     s = make(p1={"cities": [{"card": "farmland", "id": "F", "residents": [{"card": "crop_token", "id": "ct"}]}]},
              active=1)
     s = do(s, 1, {"ability": {"card": "ct"}})
@@ -305,7 +307,7 @@ def test_card_crop_token_sacrifices_itself_for_one_gaian_resource():
     assert s.data["seats"][1]["temp"] == {"Gaian": 1}
 
 
-def test_card_early_spring_trees_and_flowers_get_2_2_and_gaian_cities_gain_2():
+def test_card_early_spring_trees_and_flowers_get_2_2_and_gaian_cities_gain_2() -> None:
     s = make({"army": [{"card": "footsoldier", "id": "f"}]},
              {"army": [{"card": "poison_ivy", "id": "iv"}, {"card": "kolibri", "id": "k"}],
               "hand": [{"card": "early_spring", "id": "es"}]}, active=1)
@@ -314,7 +316,7 @@ def test_card_early_spring_trees_and_flowers_get_2_2_and_gaian_cities_gain_2():
     assert card(s, "k")["defense"] == 1 and card(s, "F")["defense"] == 9 and card(s, "A")["defense"] == 7
 
 
-def test_card_elvish_ambush_weakens_its_interceptors_and_pings_for_1():
+def test_card_elvish_ambush_weakens_its_interceptors_and_pings_for_1() -> None:
     s = make({"army": [{"card": "footsoldier", "id": "f"}, {"card": "mentor", "id": "m"}]},
              {"army": [{"card": "elvish_ambush", "id": "ea"}]}, active=1, phase="attack")
     s = attack(s, ["ea"], "A", seat=1)
@@ -327,7 +329,7 @@ def test_card_elvish_ambush_weakens_its_interceptors_and_pings_for_1():
     assert card(s, "A")["defense"] == 6 and card(s, "ea")["marked"]
 
 
-def test_card_elvish_archer_raises_its_city_and_gives_elves_ranged():
+def test_card_elvish_archer_raises_its_city_and_gives_elves_ranged() -> None:
     s = make(p1={"army": [{"card": "botanist", "id": "bo"}], "hand": [{"card": "elvish_archer", "id": "ar"}]},
              active=1)
     s = cast(s, 1, card="ar", to="F")
@@ -339,7 +341,7 @@ def test_card_elvish_archer_raises_its_city_and_gives_elves_ranged():
     assert ["bo", "e"] in head(s)["options"]
 
 
-def test_card_falconer_saves_birds_and_gives_birds_in_hand_sudden():
+def test_card_falconer_saves_birds_and_gives_birds_in_hand_sudden() -> None:
     p1 = {"hand": [{"card": "kolibri", "id": "k"}], "army": []}
     s = make(p1=p1, active=1)
     raises(lambda: do(s, 1, {"play": {"card": "k", "to": "army"}}), IllegalOrder, "M15")
@@ -353,7 +355,7 @@ def test_card_falconer_saves_birds_and_gives_birds_in_hand_sudden():
     assert zone(s, "n") == "army" and card(s, "n")["marked"]
 
 
-def test_card_farmland_level_2_makes_a_crop_token_and_level_4_buffs_flowers_and_trees():
+def test_card_farmland_level_2_makes_a_crop_token_and_level_4_buffs_flowers_and_trees() -> None:
     s = make(p1={"cities": [{"card": "farmland", "id": "F", "residents": [
         {"card": "poison_ivy", "id": "iv"}, {"card": "nourished_flower", "id": "nf"}]}]}, active=1, phase="tactics")
     s = do(s, 1, {"devote": {"card": "iv"}})
@@ -365,7 +367,7 @@ def test_card_farmland_level_2_makes_a_crop_token_and_level_4_buffs_flowers_and_
     assert card(s, "iv")["attack"] == 2 and card(s, "iv")["defense"] == 4
 
 
-def test_card_grassroots_x_counters_mark_and_costly_unmarking():
+def test_card_grassroots_x_counters_mark_and_costly_unmarking() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]}, {"hand": [{"card": "grassroots", "id": "gr"}]}, active=1)
     raises(lambda: do(s, 1, {"play": {"card": "gr", "x": 1, "targets": ["m"]}}), IllegalOrder, "M32")
     s = cast(s, 1, card="gr", x=3, targets=["m"])
@@ -383,14 +385,14 @@ def test_card_grassroots_x_counters_mark_and_costly_unmarking():
     assert s.data["cards"]["m"]["gr"] == 4
 
 
-def test_card_kolibri_produces_1_or_2_with_a_flower():
+def test_card_kolibri_produces_1_or_2_with_a_flower() -> None:
     s = make(p1={"army": [{"card": "kolibri", "id": "k"}]}, active=1)
     assert do(s, 1, {"ability": {"card": "k"}}).data["seats"][1]["temp"] == {"Gaian": 1}
     s = make(p1={"army": [{"card": "kolibri", "id": "k"}, {"card": "crop_token", "id": "ct"}]}, active=1)
     assert do(s, 1, {"ability": {"card": "k"}}).data["seats"][1]["temp"] == {"Gaian": 2}
 
 
-def test_card_majestic_griffin_is_a_veteran_flyer():
+def test_card_majestic_griffin_is_a_veteran_flyer() -> None:
     s = make({"army": [{"card": "footsoldier", "id": "f"}]}, {"army": [{"card": "majestic_griffin", "id": "g"}]},
              active=1, phase="attack")
     s = attack(s, ["g"], "A", seat=1)
@@ -398,7 +400,7 @@ def test_card_majestic_griffin_is_a_veteran_flyer():
     assert head(s)["op"] != "decide"  # the footsoldier cannot intercept a flyer
 
 
-def test_card_natures_outrage_lets_peaceful_trees_and_flowers_attack_this_turn():
+def test_card_natures_outrage_lets_peaceful_trees_and_flowers_attack_this_turn() -> None:
     p1 = {"army": [{"card": "poison_ivy", "id": "iv"}, {"card": "botanist", "id": "bo"}],
           "hand": [{"card": "natures_outrage", "id": "no"}]}
     s = make(p1=p1, active=1)
@@ -409,7 +411,7 @@ def test_card_natures_outrage_lets_peaceful_trees_and_flowers_attack_this_turn()
     assert s.data["combat"]["attackers"] == ["iv"]
 
 
-def test_card_nightingale_marks_a_target_when_devoted_which_skips_an_unmark():
+def test_card_nightingale_marks_a_target_when_devoted_which_skips_an_unmark() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]},
              {"cities": [{"card": "farmland", "id": "F", "residents": [{"card": "nightingale", "id": "n"}]}]},
              active=1, phase="tactics")
@@ -422,7 +424,7 @@ def test_card_nightingale_marks_a_target_when_devoted_which_skips_an_unmark():
     assert not card(s, "m")["marked"]
 
 
-def test_card_nourished_flower_grows_each_time_its_controller_plays_a_gaian_card():
+def test_card_nourished_flower_grows_each_time_its_controller_plays_a_gaian_card() -> None:
     s = make(p1={"army": [{"card": "nourished_flower", "id": "nf"}],
                  "hand": [{"card": "kolibri", "id": "k"}, {"card": "early_spring", "id": "es"}]}, active=1)
     s = cast(s, 1, card="k", to="F")
@@ -430,7 +432,7 @@ def test_card_nourished_flower_grows_each_time_its_controller_plays_a_gaian_card
     assert "peaceful" in card(s, "nf")["keywords"]
 
 
-def test_card_poison_ivy_makes_damaged_creatures_unmark_only_with_a_counter():
+def test_card_poison_ivy_makes_damaged_creatures_unmark_only_with_a_counter() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]}, {"army": [{"card": "poison_ivy", "id": "iv"}]},
              phase="attack")
     s = attack(s, ["m"], "F")
@@ -445,7 +447,7 @@ def test_card_poison_ivy_makes_damaged_creatures_unmark_only_with_a_counter():
     assert not card(s, "m")["marked"] and card(s, "m")["attack"] == 1 and card(s, "m")["defense"] == 2
 
 
-def test_card_sanctuary_levels_give_sanctuary_against_opponents_targets():
+def test_card_sanctuary_levels_give_sanctuary_against_opponents_targets() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]},
              {"cities": [{"card": "sanctuary", "id": "SA", "residents": [{"card": "nightingale", "id": "n"}]},
                          {"card": "farmland", "id": "F", "residents": [{"card": "kolibri", "id": "k"}]}],
@@ -460,7 +462,7 @@ def test_card_sanctuary_levels_give_sanctuary_against_opponents_targets():
     raises(lambda: do(s, 0, {"play": {"card": "p", "mode": "creature", "targets": ["bo"]}}), IllegalOrder, "M50")
 
 
-def test_card_sequoia_saplings_grows_with_gaian_neighbours_and_gets_ranged_at_5():
+def test_card_sequoia_saplings_grows_with_gaian_neighbours_and_gets_ranged_at_5() -> None:
     s = make(p1={"army": [{"card": "sequoia_saplings", "id": "sq"}, {"card": "kolibri", "id": "k1"},
                           {"card": "kolibri", "id": "k2"}, {"card": "crop_token", "id": "ct"}]})
     assert card(s, "sq")["defense"] == 4 and "ranged" not in card(s, "sq")["keywords"]
@@ -470,7 +472,7 @@ def test_card_sequoia_saplings_grows_with_gaian_neighbours_and_gets_ranged_at_5(
     assert card(s, "sq")["defense"] == 5 and "ranged" in card(s, "sq")["keywords"]
 
 
-def test_card_spirit_tree_returns_a_creature_from_the_graveyard_for_a_turn_or_for_good():
+def test_card_spirit_tree_returns_a_creature_from_the_graveyard_for_a_turn_or_for_good() -> None:
     p1 = {"cities": [{"card": "spirit_tree", "id": "ST", "residents": [{"card": "nightingale", "id": "n"}]}],
           "grave": [{"card": "majestic_griffin", "id": "g"}], "deck": ["kolibri"] * 5}
     s = make({"army": [{"card": "mentor", "id": "m"}]}, p1, active=1, phase="tactics")

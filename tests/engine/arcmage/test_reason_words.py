@@ -34,7 +34,8 @@ def check_reason(state: ArcState, sent: Any, err: GameError) -> None:
 
 def broken(state: ArcState, rnd: random.Random) -> list[dict[str, Any]]:
     ids = sorted(state.data["cards"])
-    pick = lambda: rnd.choice([*ids, "c99999", "nope"])  # noqa: E731
+    def pick() -> str:
+        return str(rnd.choice([*ids, "c99999", "nope"]))
     out: list[dict[str, Any]] = [{"pass": {}}, {"choose": {"option": 99}}, {"draw": {"option": "draw2"}}]
     for kind, fields in KINDS.items():
         f: dict[str, Any] = {}

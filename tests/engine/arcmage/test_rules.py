@@ -38,7 +38,7 @@ def _list(deck: str) -> list[str]:
 
 # --- players, decks, winning ---------------------------------------------------------------------
 
-def test_m1_decks_have_45_cards_3_cities_3_copies_and_2_to_4_players():
+def test_m1_decks_have_45_cards_3_cities_3_copies_and_2_to_4_players() -> None:
     ok = _list("Brothers in Arms")
     assert len(ok) == DECK_SIZE
     GAME.normalize_config({"players": 2, "decks": [ok, "Gaian love for life"]})
@@ -60,7 +60,7 @@ def core_key(name: str) -> str:
     return k
 
 
-def test_m2_built_in_decks_and_custom_lists_every_problem_named():
+def test_m2_built_in_decks_and_custom_lists_every_problem_named() -> None:
     cfg = GAME.normalize_config({"players": 2})
     assert cfg["decks"] == ["Brothers in Arms", "Gaian love for life"]
     raises(lambda: GAME.normalize_config({"players": 2, "decks": ["Nope", "Brothers in Arms"]}), InvalidOrder, "M2")
@@ -71,7 +71,7 @@ def test_m2_built_in_decks_and_custom_lists_every_problem_named():
     assert any("cards, a deck has exactly 45" in p for p in probs)
 
 
-def test_m3_a_game_past_max_rounds_turns_is_a_draw():
+def test_m3_a_game_past_max_rounds_turns_is_a_draw() -> None:
     cfg = GAME.normalize_config({"players": 2})
     assert cfg["max_rounds"] == 500
     assert GAME.normalize_config({"players": 2, "max_rounds": 0})["max_rounds"] == 500  # 0: the default (proto)
@@ -86,7 +86,7 @@ def test_m3_a_game_past_max_rounds_turns_is_a_draw():
     assert o is not None and o.draw and o.reason == "max_rounds" and s.data["turn"] == 2
 
 
-def test_m3_a_player_without_any_city_is_out_and_the_last_one_wins():
+def test_m3_a_player_without_any_city_is_out_and_the_last_one_wins() -> None:
     s = make({"army": [{"card": "mercenary", "id": "mc"}]}, {"cities": [{"card": "farmland", "id": "F",
                                                                           "defense": 2}]}, phase="attack")
     s = fight(block(attack(s, ["mc"], "F"), []))
@@ -99,7 +99,7 @@ def test_m3_a_player_without_any_city_is_out_and_the_last_one_wins():
     assert s2.data["outcome"]["draw"] and s2.data["outcome"]["winners"] == []
 
 
-def test_m4_setup_first_player_from_rng_three_cities_aside_seven_cards_each_builds_one():
+def test_m4_setup_first_player_from_rng_three_cities_aside_seven_cards_each_builds_one() -> None:
     firsts = {GAME.new_game({"players": 3}, seed).data["first"] for seed in range(12)}
     assert firsts == {0, 1, 2}
     s = GAME.new_game({"players": 2}, 5)
@@ -114,7 +114,7 @@ def test_m4_setup_first_player_from_rng_three_cities_aside_seven_cards_each_buil
     assert s.data["active"] == first and head(s)["phase"] == "build"
 
 
-def test_m5_zones_resource_piles_are_face_down_counts_for_opponents():
+def test_m5_zones_resource_piles_are_face_down_counts_for_opponents() -> None:
     s = make({"hand": [{"card": "mentor", "id": "m"}]}, phase="resource")
     s.data["t"]["res_left"] = 1
     s = do(s, 0, {"resource": {"card": "m", "faction": "Gaian"}})
@@ -124,13 +124,13 @@ def test_m5_zones_resource_piles_are_face_down_counts_for_opponents():
     assert "m" in GAME.view(s, 0)["cards"]
 
 
-def test_m6_a_marked_creature_cannot_be_marked_again():
+def test_m6_a_marked_creature_cannot_be_marked_again() -> None:
     s = make({"army": [{"card": "elvish_ambush", "id": "ea", "marked": True}]})
     raises(lambda: do(s, 0, {"ability": {"card": "ea", "targets": ["F"]}}), IllegalOrder, "M29")
     raises(lambda: do(s, 0, {"move": {"card": "ea", "to": "A"}}), IllegalOrder, "M47")
 
 
-def test_m7_unmark_unmarks_all_the_active_players_cards():
+def test_m7_unmark_unmarks_all_the_active_players_cards() -> None:
     s = make({"army": [{"card": "mentor", "id": "m", "marked": True}], "marked_piles": {"The Empire": 3}},
              {"army": [{"card": "botanist", "id": "bo", "marked": True}]}, phase="play2")
     s = do(s, 0, {"pass": {}})  # end of turn 0 -> turn of seat 1
@@ -138,13 +138,13 @@ def test_m7_unmark_unmarks_all_the_active_players_cards():
     assert s.data["active"] == 1
 
 
-def test_m8_build_instead_skips_the_rest_of_the_turn_but_discard():
+def test_m8_build_instead_skips_the_rest_of_the_turn_but_discard() -> None:
     s = make({"unbuilt": [{"card": "barracks", "id": "B"}], "hand": ["bearer"] * 3}, phase="build")
     s = do(s, 0, {"build": {"card": "B"}})
     assert zone(s, "B") == "city" and s.data["active"] == 1
 
 
-def test_m9_draw_and_resource_options():
+def test_m9_draw_and_resource_options() -> None:
     s = make({"hand": [{"card": "mentor", "id": "m"}]}, phase="draw")
     s = do(s, 0, {"draw": {"option": "draw1"}})
     assert head(s)["phase"] == "resource"
@@ -161,7 +161,7 @@ def test_m9_draw_and_resource_options():
     assert len(s.data["seats"][0]["hand"]) == 2 and head(s)["phase"] == "tactics"
 
 
-def test_m10_tactics_devotion_sums_loyalty_and_triggers_levels_lowest_first():
+def test_m10_tactics_devotion_sums_loyalty_and_triggers_levels_lowest_first() -> None:
     s = make({"cities": [{"card": "farmland", "id": "F0", "residents": [{"card": "poison_ivy", "id": "a"},
                                                                        {"card": "nourished_flower", "id": "b"}]}]},
              phase="tactics")
@@ -175,7 +175,7 @@ def test_m10_tactics_devotion_sums_loyalty_and_triggers_levels_lowest_first():
     assert any(c["k"] == "crop_token" for c in s.data["cards"].values())
 
 
-def test_m11_play_phases_twice_and_not_during_attack():
+def test_m11_play_phases_twice_and_not_during_attack() -> None:
     s = make({"hand": ["bearer", "bearer"]})
     b1, b2 = s.data["seats"][0]["hand"]
     s = cast(s, 0, card=b1, to="A")
@@ -187,14 +187,14 @@ def test_m11_play_phases_twice_and_not_during_attack():
     assert zone(s, b2) == "res"
 
 
-def test_m12_one_attack_per_turn():
+def test_m12_one_attack_per_turn() -> None:
     s = make({"army": [{"card": "bearer", "id": "b"}, {"card": "mentor", "id": "m"}]}, phase="attack")
     s = fight(block(attack(s, ["b"], "F"), []))
     assert head(s)["phase"] == "play2"
     raises(lambda: do(s, 0, {"attack": {"attackers": ["m"], "city": "F"}}), IllegalOrder, "M12")
 
 
-def test_m13_discard_down_to_7():
+def test_m13_discard_down_to_7() -> None:
     s = make({"hand": ["bearer"] * 9}, phase="play2")
     s = do(s, 0, {"pass": {}})
     assert pending_kind(s) == "discard"
@@ -203,7 +203,7 @@ def test_m13_discard_down_to_7():
     assert len(s.data["seats"][0]["hand"]) == HAND_LIMIT and s.data["active"] == 1
 
 
-def test_m14_cost_marks_resources_with_loyalty_from_the_cards_faction():
+def test_m14_cost_marks_resources_with_loyalty_from_the_cards_faction() -> None:
     s = make({"hand": [{"card": "mentor", "id": "m"}], "piles": {"Gaian": 5}})
     raises(lambda: do(s, 0, {"play": {"card": "m", "to": "A"}}), IllegalOrder, "M14")
     s = make({"hand": [{"card": "mentor", "id": "m"}], "piles": {"Gaian": 5, "The Empire": 2}})
@@ -214,7 +214,7 @@ def test_m14_cost_marks_resources_with_loyalty_from_the_cards_faction():
     assert len(marked) == 3
 
 
-def test_m15_creatures_into_cities_sudden_into_the_army_magic_only_in_own_play():
+def test_m15_creatures_into_cities_sudden_into_the_army_magic_only_in_own_play() -> None:
     s = make({"hand": [{"card": "bearer", "id": "b"}, {"card": "mercenary", "id": "mc"}]})
     raises(lambda: do(s, 0, {"play": {"card": "b", "to": "army"}}), IllegalOrder, "M15")
     s = cast(s, 0, card="mc", to="army")
@@ -225,7 +225,7 @@ def test_m15_creatures_into_cities_sudden_into_the_army_magic_only_in_own_play()
     raises(lambda: do(s, 1, {"play": {"card": "no"}}), IllegalOrder, "M15")
 
 
-def test_m16_events_answer_on_the_stack_last_in_first_out():
+def test_m16_events_answer_on_the_stack_last_in_first_out() -> None:
     s = make({"hand": [{"card": "battering_ram", "id": "r"}], "army": [{"card": "bearer", "id": "b"}]},
              {"hand": [{"card": "early_spring", "id": "es"}], "army": [{"card": "poison_ivy", "id": "iv"}]})
     s = do(s, 0, {"play": {"card": "r"}})
@@ -238,7 +238,7 @@ def test_m16_events_answer_on_the_stack_last_in_first_out():
     assert order == ["es", "r"]
 
 
-def test_m17_one_move_per_city_per_turn_army_unlimited():
+def test_m17_one_move_per_city_per_turn_army_unlimited() -> None:
     s = make({"cities": [{"card": "armory", "id": "A", "residents": [{"card": "bearer", "id": "b1"},
                                                                    {"card": "bearer", "id": "b2"}]},
                          {"card": "barracks", "id": "B"}], "army": [{"card": "mentor", "id": "m"}]})
@@ -249,7 +249,7 @@ def test_m17_one_move_per_city_per_turn_army_unlimited():
     assert zone(s, "m") == "res"
 
 
-def test_m18_attackers_are_marked_veterans_not_peaceful_cannot_attack():
+def test_m18_attackers_are_marked_veterans_not_peaceful_cannot_attack() -> None:
     s = make({"army": [{"card": "bearer", "id": "b"}]},
              {"army": [{"card": "majestic_griffin", "id": "g"}, {"card": "botanist", "id": "bo"}]}, phase="attack")
     s = attack(s, ["b"], "F")
@@ -261,7 +261,7 @@ def test_m18_attackers_are_marked_veterans_not_peaceful_cannot_attack():
     assert not card(s, "g")["marked"]
 
 
-def test_m19_interceptors_from_army_or_the_attacked_city_marked_or_not_several_per_attacker():
+def test_m19_interceptors_from_army_or_the_attacked_city_marked_or_not_several_per_attacker() -> None:
     p1 = {"cities": [{"card": "farmland", "id": "F", "residents": [{"card": "botanist", "id": "r1"}]},
                      {"card": "sanctuary", "id": "SA", "residents": [{"card": "botanist", "id": "r2"}]}],
           "army": [{"card": "botanist", "id": "a1", "marked": True}]}
@@ -273,7 +273,7 @@ def test_m19_interceptors_from_army_or_the_attacked_city_marked_or_not_several_p
     assert not card(s, "r1")["marked"]
 
 
-def test_m20_equal_damage_kills_and_first_strike_on_both_sides_is_simultaneous():
+def test_m20_equal_damage_kills_and_first_strike_on_both_sides_is_simultaneous() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]}, {"army": [{"card": "sequoia_saplings", "id": "q"}]},
              phase="attack", effects=[{"card": "q", "a": 3, "until": "eot"}])  # q: 3/1 vs m 2/3
     s = fight(block(attack(s, ["m"], "F"), [("q", "m")]))
@@ -284,7 +284,7 @@ def test_m20_equal_damage_kills_and_first_strike_on_both_sides_is_simultaneous()
     assert zone(s, "mc") == "grave" and zone(s, "k") == "grave"
 
 
-def test_m21_unblocked_damage_lowers_city_defense_permanently():
+def test_m21_unblocked_damage_lowers_city_defense_permanently() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]}, phase="attack")
     s = fight(block(attack(s, ["m"], "F"), []))
     assert card(s, "F")["defense"] == 5
@@ -292,7 +292,7 @@ def test_m21_unblocked_damage_lowers_city_defense_permanently():
     assert card(s, "F")["defense"] == 5
 
 
-def test_m22_a_destroyed_city_sends_unmarked_residents_on_and_marked_ones_home():
+def test_m22_a_destroyed_city_sends_unmarked_residents_on_and_marked_ones_home() -> None:
     p1 = {"cities": [{"card": "farmland", "id": "F", "defense": 1, "residents": [
         {"card": "kolibri", "id": "k1"}, {"card": "kolibri", "id": "k2", "marked": True}]},
         {"card": "sanctuary", "id": "SA"}, {"card": "spirit_tree", "id": "ST"}]}
@@ -303,7 +303,7 @@ def test_m22_a_destroyed_city_sends_unmarked_residents_on_and_marked_ones_home()
     assert card(s, "k1")["at"] == "ST"
 
 
-def test_m23_every_card_of_the_built_in_decks_is_implemented_with_its_keywords():
+def test_m23_every_card_of_the_built_in_decks_is_implemented_with_its_keywords() -> None:
     for deck in DECKS.values():
         for key in deck:
             assert key in IMPLEMENTED
@@ -312,13 +312,13 @@ def test_m23_every_card_of_the_built_in_decks_is_implemented_with_its_keywords()
     assert core.rules("spearman").forces == "soldier"
 
 
-def test_m24_a_card_not_implemented_is_refused_by_name():
+def test_m24_a_card_not_implemented_is_refused_by_name() -> None:
     lst = [*_list("Brothers in Arms")[:-1], "Ghoul"]
     e = raises(lambda: GAME.normalize_config({"players": 2, "decks": [lst, "Brothers in Arms"]}), DeckError)
     assert any("Ghoul is not implemented" in p for p in e.problems)  # type: ignore[attr-defined]
 
 
-def test_m25_turns_and_windows_have_their_deadlines_and_the_autopilot_finishes_a_turn():
+def test_m25_turns_and_windows_have_their_deadlines_and_the_autopilot_finishes_a_turn() -> None:
     s = make({"hand": [{"card": "bearer", "id": "b"}]})
     st = GAME.step(s)
     assert st.kind == TURN and st.deadline == TURN_DEADLINE and st.players == (0,)
@@ -333,7 +333,7 @@ def test_m25_turns_and_windows_have_their_deadlines_and_the_autopilot_finishes_a
     assert s.data["active"] == 1
 
 
-def test_m26_views_show_own_hand_piles_unbuilt_and_only_counts_of_others():
+def test_m26_views_show_own_hand_piles_unbuilt_and_only_counts_of_others() -> None:
     s = GAME.new_game({"players": 2}, 3)
     v = GAME.view(s, 0)
     other = s.data["seats"][1]
@@ -343,7 +343,7 @@ def test_m26_views_show_own_hand_piles_unbuilt_and_only_counts_of_others():
     assert v["seats"][1]["unbuilt_count"] == 3 and "deck" not in v["seats"][0]
 
 
-def test_m27_devotion_counts_printed_loyalty_tokens_0_unmarked_residents_only():
+def test_m27_devotion_counts_printed_loyalty_tokens_0_unmarked_residents_only() -> None:
     s = make({"cities": [{"card": "armory", "id": "A", "residents": [{"card": "mentor", "id": "m"},
                                                                    {"card": "bearer", "id": "b", "marked": True}]}],
               "army": [{"card": "spearman", "id": "sp"}]}, phase="tactics")
@@ -358,7 +358,7 @@ def test_m27_devotion_counts_printed_loyalty_tokens_0_unmarked_residents_only():
     assert s.data["adv"] == [] and len(card(s, "F")["residents"]) == 2  # devotion 1: nothing
 
 
-def test_m28_lasting_advantages_cover_later_arrivals_and_end_at_the_next_tactics():
+def test_m28_lasting_advantages_cover_later_arrivals_and_end_at_the_next_tactics() -> None:
     s = make({"hand": [{"card": "bearer", "id": "b"}]}, advantages=[{"p": 0, "city": "A", "a": "armory2"}],
              phase="play2")
     s = cast(s, 0, card="b", to="A")
@@ -368,7 +368,7 @@ def test_m28_lasting_advantages_cover_later_arrivals_and_end_at_the_next_tactics
     assert card(s, "b")["attack"] == 1
 
 
-def test_m29_abilities_mark_as_cost_play_abilities_only_in_own_play_phase():
+def test_m29_abilities_mark_as_cost_play_abilities_only_in_own_play_phase() -> None:
     s = make({"hand": [{"card": "bearer", "id": "b"}]},
              {"army": [{"card": "elvish_ambush", "id": "ea"}, {"card": "kolibri", "id": "k"}]})
     s = do(s, 0, {"play": {"card": "b", "to": "A"}})
@@ -377,7 +377,7 @@ def test_m29_abilities_mark_as_cost_play_abilities_only_in_own_play_phase():
     assert card(s, "k")["marked"] and s.data["seats"][1]["temp"] == {"Gaian": 1}
 
 
-def test_m30_produced_resources_pay_like_pile_cards_and_vanish_at_end_of_turn():
+def test_m30_produced_resources_pay_like_pile_cards_and_vanish_at_end_of_turn() -> None:
     s = make(p1={"army": [{"card": "kolibri", "id": "k"}], "hand": [{"card": "nourished_flower", "id": "nf"}],
                  "piles": {"Gaian": 1}}, active=1)
     raises(lambda: do(s, 1, {"play": {"card": "nf", "to": "F"}}), IllegalOrder, "M14")
@@ -388,7 +388,7 @@ def test_m30_produced_resources_pay_like_pile_cards_and_vanish_at_end_of_turn():
     assert s.data["seats"][1]["temp"] == {}
 
 
-def test_m31_sacrificing_more_than_you_have_sacrifices_all_and_spent_resources_stay_spent():
+def test_m31_sacrificing_more_than_you_have_sacrifices_all_and_spent_resources_stay_spent() -> None:
     s = make({"cities": [{"card": "borgs_keep", "id": "K", "residents": [{"card": "bearer", "id": "b"}]}],
               "army": [{"card": "bearer", "id": "b2"}, {"card": "bearer", "id": "b3"}], "piles": {"The Empire": 2}},
              phase="tactics")
@@ -406,7 +406,7 @@ def test_m31_sacrificing_more_than_you_have_sacrifices_all_and_spent_resources_s
     assert sum(1 for c in s.data["seats"][0]["piles"]["The Empire"] if s.data["cards"][c]["m"]) == 3
 
 
-def test_m32_x_at_least_loyalty_and_reductions_never_below_zero():
+def test_m32_x_at_least_loyalty_and_reductions_never_below_zero() -> None:
     s = make({"hand": [{"card": "bearer", "id": "b"}], "piles": {}},
              advantages=[{"p": 0, "city": "A", "a": "barracks3", "reduce": "soldier", "by": 1}])
     s = cast(s, 0, card="b", to="A")  # cost 1 - 1 = 0, loyalty min(1, 0) = 0
@@ -415,7 +415,7 @@ def test_m32_x_at_least_loyalty_and_reductions_never_below_zero():
     raises(lambda: do(s, 1, {"play": {"card": "g", "x": 1, "targets": ["k"]}}), IllegalOrder, "M32")
 
 
-def test_m33_put_into_play_is_not_playing_and_cast_creatures_in_cities_cannot_attack_at_once():
+def test_m33_put_into_play_is_not_playing_and_cast_creatures_in_cities_cannot_attack_at_once() -> None:
     p1 = {"cities": [{"card": "spirit_tree", "id": "ST", "residents": [{"card": "nightingale", "id": "n"}]}],
           "army": [{"card": "nourished_flower", "id": "nf"}], "grave": [{"card": "kolibri", "id": "k"}]}
     s = make({"army": [{"card": "bearer", "id": "b"}]}, p1, active=1, phase="tactics")
@@ -428,7 +428,7 @@ def test_m33_put_into_play_is_not_playing_and_cast_creatures_in_cities_cannot_at
     raises(lambda: do(s, 0, {"attack": {"attackers": ["b"], "city": "F"}}), IllegalOrder, "M18")
 
 
-def test_m34_tokens_cease_to_exist_when_leaving_play():
+def test_m34_tokens_cease_to_exist_when_leaving_play() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]}, {"army": [{"card": "crop_token", "id": "ct"}]})
     EVENTS.clear()
     s = cast(s, 0, card="p", mode="creature", targets=["ct"])
@@ -436,7 +436,7 @@ def test_m34_tokens_cease_to_exist_when_leaving_play():
     assert any(e.kind == "died" and e.data["card"] == "ct" for e in EVENTS)
 
 
-def test_m35_dying_creatures_die_together_unless_saved_in_a_dying_window():
+def test_m35_dying_creatures_die_together_unless_saved_in_a_dying_window() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]},
              {"army": [{"card": "kolibri", "id": "k1"}, {"card": "kolibri", "id": "k2"},
                        {"card": "botanist", "id": "bo"}, {"card": "poison_ivy", "id": "iv"}], "piles": {"Gaian": 4}})
@@ -448,7 +448,7 @@ def test_m35_dying_creatures_die_together_unless_saved_in_a_dying_window():
     assert card(s, "iv")["marked"] and card(s, "iv")["damage"] == 0
 
 
-def test_m36_city_defense_gains_stay_and_seat_of_the_throne_caps_damage():
+def test_m36_city_defense_gains_stay_and_seat_of_the_throne_caps_damage() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}, {"card": "bearer", "id": "b"}]},
              {"cities": [{"card": "farmland", "id": "F",
                           "enchantments": [{"card": "seat_of_the_throne", "id": "st"}]}]},
@@ -457,7 +457,7 @@ def test_m36_city_defense_gains_stay_and_seat_of_the_throne_caps_damage():
     assert card(s, "F")["defense"] == 6
 
 
-def test_m37_end_of_turn_heals_and_ends_turn_effects_no_discard_at_7():
+def test_m37_end_of_turn_heals_and_ends_turn_effects_no_discard_at_7() -> None:
     s = make({"army": [{"card": "mentor", "id": "m", "damage": 2}], "hand": ["bearer"] * 7},
              effects=[{"card": "m", "a": 2, "until": "eot"}], phase="play2")
     s = do(s, 0, {"pass": {}})
@@ -465,7 +465,7 @@ def test_m37_end_of_turn_heals_and_ends_turn_effects_no_discard_at_7():
     assert len(s.data["seats"][0]["hand"]) == 7 and s.data["active"] == 1
 
 
-def test_m38_a_response_restarts_the_round_and_the_next_round_starts_with_the_active_player():
+def test_m38_a_response_restarts_the_round_and_the_next_round_starts_with_the_active_player() -> None:
     more = [{"cities": [{"card": "sanctuary", "id": "S2"}], "piles": {"Gaian": 8},
              "hand": [{"card": "early_spring", "id": "e2"}], "deck": ["kolibri"] * 3}]
     s = make({"hand": [{"card": "battering_ram", "id": "r"}]},
@@ -479,7 +479,7 @@ def test_m38_a_response_restarts_the_round_and_the_next_round_starts_with_the_ac
     assert GAME.step(s).players == (1, 2)
 
 
-def test_m39_everything_played_uses_the_stack_and_a_gone_target_fizzles():
+def test_m39_everything_played_uses_the_stack_and_a_gone_target_fizzles() -> None:
     s = make({"hand": [{"card": "bearer", "id": "b"}]})
     s = do(s, 0, {"play": {"card": "b", "to": "A"}})
     assert zone(s, "b") == "stack" and s.data["stack"][0]["card"] == "b"
@@ -493,7 +493,7 @@ def test_m39_everything_played_uses_the_stack_and_a_gone_target_fizzles():
     assert zone(s, "p") == "grave" and any(e.kind == "fizzled" for e in EVENTS)
 
 
-def test_m40_windows_open_only_at_stops():
+def test_m40_windows_open_only_at_stops() -> None:
     more = [{"cities": [{"card": "sanctuary", "id": "S2"}], "piles": {"Gaian": 8}, "deck": ["kolibri"] * 3}]
     s = make({"army": [{"card": "bearer", "id": "b"}]}, {"army": [{"card": "kolibri", "id": "k"}]}, more=more,
              phase="attack")
@@ -505,7 +505,7 @@ def test_m40_windows_open_only_at_stops():
     assert zone(s, "k") == "grave"  # Botanist cannot save a Bird: no dying window shown
 
 
-def test_m40_a_player_may_add_stops_at_the_start_of_opponents_phases():
+def test_m40_a_player_may_add_stops_at_the_start_of_opponents_phases() -> None:
     raises(lambda: GAME.normalize_config({"players": 2, "stops": [["lunch"], []]}), InvalidOrder, "M40")
     s = GAME.new_game({"players": 2, "stops": [["play1"], ["play1"]]}, 4)
     seen = []
@@ -518,7 +518,7 @@ def test_m40_a_player_may_add_stops_at_the_start_of_opponents_phases():
     assert seen and all(players == (1 - active,) for active, players in seen)
 
 
-def test_m41_combat_steps_first_strike_then_regular():
+def test_m41_combat_steps_first_strike_then_regular() -> None:
     s = make({"army": [{"card": "bearer", "id": "b"}, {"card": "mentor", "id": "m"}]},
              {"army": [{"card": "kolibri", "id": "k"}, {"card": "botanist", "id": "bo"}]}, phase="attack")
     s = block(attack(s, ["b", "m"], "F"), [("k", "b"), ("bo", "m")])
@@ -529,7 +529,7 @@ def test_m41_combat_steps_first_strike_then_regular():
     assert ("m", "bo") in dmg and ("bo", "m") in dmg
 
 
-def test_m42_a_blocked_attacker_whose_blockers_died_deals_no_damage_unless_overrun():
+def test_m42_a_blocked_attacker_whose_blockers_died_deals_no_damage_unless_overrun() -> None:
     def run(extra: list[dict[str, Any]]) -> int:
         s = make({"army": [{"card": "footsoldier", "id": "f"}]}, {"army": [{"card": "elvish_ambush", "id": "ea"}]},
                  phase="attack", active=1, effects=extra)
@@ -542,7 +542,7 @@ def test_m42_a_blocked_attacker_whose_blockers_died_deals_no_damage_unless_overr
     assert run([{"card": "ea", "kw": ["overrun"], "until": "eot"}]) == 6
 
 
-def test_m43_overrun_assigns_lethal_first_and_the_rest_hits_the_city():
+def test_m43_overrun_assigns_lethal_first_and_the_rest_hits_the_city() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]},
              {"army": [{"card": "kolibri", "id": "k"}, {"card": "botanist", "id": "bo"}]}, phase="attack",
              effects=[{"card": "m", "a": 3, "kw": ["overrun"], "until": "eot"}])
@@ -557,7 +557,7 @@ def test_m43_overrun_assigns_lethal_first_and_the_rest_hits_the_city():
     assert zone(s, "b1") == "grave" and card(s, "F")["defense"] == 7
 
 
-def test_m44_empty_deck_overdraw_is_illegal_while_another_option_exists_else_out():
+def test_m44_empty_deck_overdraw_is_illegal_while_another_option_exists_else_out() -> None:
     s = make({"deck": ["bearer"], "hand": ["bearer"]}, phase="draw")
     raises(lambda: do(s, 0, {"draw": {"option": "draw2"}}), IllegalOrder, "M44")
     s = make({"deck": [], "hand": ["bearer"]}, phase="draw")
@@ -565,7 +565,7 @@ def test_m44_empty_deck_overdraw_is_illegal_while_another_option_exists_else_out
     assert s.data["seats"][0]["out"] and GAME.outcome(s).winners == (1,)  # type: ignore[union-attr]
 
 
-def test_m45_without_a_built_city_build_first_sudden_only_and_cannot_be_attacked():
+def test_m45_without_a_built_city_build_first_sudden_only_and_cannot_be_attacked() -> None:
     s = make({"cities": [], "unbuilt": [{"card": "barracks", "id": "B"}], "hand": [{"card": "bearer", "id": "b"},
                                                                                  {"card": "mercenary", "id": "mc"}]},
              phase="build")
@@ -580,7 +580,7 @@ def test_m45_without_a_built_city_build_first_sudden_only_and_cannot_be_attacked
     assert not [a for a in GAME.legal_actions(GAME.view(s, 1)) if "attack" in a]
 
 
-def test_m46_a_player_out_leaves_the_game_and_the_next_player_goes_on():
+def test_m46_a_player_out_leaves_the_game_and_the_next_player_goes_on() -> None:
     more = [{"cities": [{"card": "sanctuary", "id": "S2"}], "piles": {"Gaian": 8}, "deck": ["kolibri"] * 3,
              "army": [{"card": "kolibri", "id": "k2"}]}]
     s = make({"deck": [], "hand": ["bearer"], "army": [{"card": "mentor", "id": "m"}]}, more=more, phase="draw")
@@ -589,7 +589,7 @@ def test_m46_a_player_out_leaves_the_game_and_the_next_player_goes_on():
     assert s.data["active"] == 1 and GAME.outcome(s) is None
 
 
-def test_m47_leaving_play_loses_damage_marks_counters_and_enchantments():
+def test_m47_leaving_play_loses_damage_marks_counters_and_enchantments() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]},
              {"army": [{"card": "mentor", "id": "m", "damage": 2, "marked": True, "counters": [1, 0],
                         "enchantments": [{"card": "grassroots", "id": "gr"}]}]})
@@ -599,7 +599,7 @@ def test_m47_leaving_play_loses_damage_marks_counters_and_enchantments():
     assert "dmg" not in c and "pa" not in c and "m" not in c
 
 
-def test_m48_searches_are_seen_by_the_searcher_and_found_cards_shown_to_all():
+def test_m48_searches_are_seen_by_the_searcher_and_found_cards_shown_to_all() -> None:
     s = make({"hand": [{"card": "mentor", "id": "me"}], "deck": [{"card": "bearer", "id": "d1"}]})
     s = cast(s, 0, card="me", to="A")
     assert "d1" in GAME.view(s, 0)["cards"] and "d1" not in GAME.view(s, 1)["cards"]
@@ -608,7 +608,7 @@ def test_m48_searches_are_seen_by_the_searcher_and_found_cards_shown_to_all():
     assert [e.data["cards"] for e in EVENTS if e.kind == "revealed"] == [["Bearer"]]
 
 
-def test_m49_unmark_conditions_default_to_staying_marked():
+def test_m49_unmark_conditions_default_to_staying_marked() -> None:
     s = make({"army": [{"card": "mentor", "id": "m", "marked": True, "gr": 2,
                         "enchantments": [{"card": "grassroots", "id": "g"}]}]}, phase="play2", active=1)
     s = do(s, 1, {"pass": {}})  # seat 0's turn: its Unmark asks
@@ -619,7 +619,7 @@ def test_m49_unmark_conditions_default_to_staying_marked():
     assert card(s, "m")["marked"]
 
 
-def test_m50_keywords_sanctuary_and_salvage():
+def test_m50_keywords_sanctuary_and_salvage() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]}, {"army": [{"card": "kolibri", "id": "k"}]},
              effects=[{"card": "k", "kw": ["sanctuary"], "until": "eot"}])
     raises(lambda: do(s, 0, {"play": {"card": "p", "mode": "creature", "targets": ["k"]}}), IllegalOrder, "M50")
@@ -627,13 +627,13 @@ def test_m50_keywords_sanctuary_and_salvage():
     raises(lambda: do(s, 0, {"salvage": {"card": "rv"}}), IllegalOrder, "M50")
 
 
-def test_m51_subtypes_are_word_sets():
+def test_m51_subtypes_are_word_sets() -> None:
     assert DEFS["mentor"]["subs"] == frozenset({"knight", "soldier"})
     assert DEFS["mounted_eagle"]["subs"] == frozenset({"soldier", "bird"})
     assert DEFS["spirit_tree"]["type"] == "city" and "tree" not in DEFS["spirit_tree"]["subs"]
 
 
-def test_m52_every_card_of_both_decks_has_a_named_test():
+def test_m52_every_card_of_both_decks_has_a_named_test() -> None:
     names = {n for n, _ in inspect.getmembers(test_cards, inspect.isfunction) if n.startswith("test_card_")}
     for deck in DECKS.values():
         for key in deck:
@@ -641,7 +641,7 @@ def test_m52_every_card_of_both_decks_has_a_named_test():
     assert any(n.startswith("test_card_crop_token_") for n in names)
 
 
-def test_m53_autopilot_is_deterministic_legal_and_saves_its_own_creatures():
+def test_m53_autopilot_is_deterministic_legal_and_saves_its_own_creatures() -> None:
     s = GAME.new_game({"players": 2}, 11)
     for _ in range(60):
         p = GAME.step(s).players[0]
@@ -655,7 +655,7 @@ def test_m53_autopilot_is_deterministic_legal_and_saves_its_own_creatures():
     assert GAME.autopilot_action(GAME.view(s, 1)) == {"ability": {"card": "bo", "targets": ["iv"]}}
 
 
-def test_m54_after_blocks_the_defender_gets_its_window_then_the_attacker_may_play_an_event():
+def test_m54_after_blocks_the_defender_gets_its_window_then_the_attacker_may_play_an_event() -> None:
     s = make({"army": [{"card": "bearer", "id": "b"}], "hand": [{"card": "battering_ram", "id": "r"}]},
              {"army": [{"card": "botanist", "id": "bo"}]}, phase="attack")
     s = attack(s, ["b"], "F")
@@ -667,21 +667,21 @@ def test_m54_after_blocks_the_defender_gets_its_window_then_the_attacker_may_pla
     assert zone(s, "bo") == "grave" and card(s, "F")["defense"] == 6  # overrun: 3 - 2 lethal = 1
 
 
-def test_m55_deaths_come_before_triggers_and_while_blocking_bonuses_end_with_combat():
+def test_m55_deaths_come_before_triggers_and_while_blocking_bonuses_end_with_combat() -> None:
     s = make({"army": [{"card": "mentor", "id": "m"}]}, {"army": [{"card": "mounted_eagle", "id": "e"}]},
              phase="attack", effects=[{"card": "m", "a": 1, "until": "eot"}])
     s = fight(block(attack(s, ["m"], "F"), [("e", "m")]))  # eagle 4/4 blocking takes 3, dies at combat end
     assert zone(s, "e") == "grave" and zone(s, "m") == "grave"
 
 
-def test_m56_forced_attacks_only_while_a_soldier_must_and_can_attack():
+def test_m56_forced_attacks_only_while_a_soldier_must_and_can_attack() -> None:
     s = make({"army": [{"card": "spearman", "id": "sp", "marked": True}, {"card": "majestic_griffin", "id": "g"}]},
              phase="attack")
     s = do(s, 0, {"pass": {}})
     assert head(s)["phase"] == "play2"
 
 
-def test_m57_enchantments_go_to_their_owners_graveyards():
+def test_m57_enchantments_go_to_their_owners_graveyards() -> None:
     s = make({"hand": [{"card": "dimensional_pocket", "id": "p"}]},
              {"army": [{"card": "kolibri", "id": "k"}]})
     s.data["cards"]["gr"] = {"k": "grassroots", "o": 1, "z": "ench", "at": "k", "m": False, "dmg": 0}
@@ -696,7 +696,7 @@ def test_m57_enchantments_go_to_their_owners_graveyards():
     assert "gr" in t.data["seats"][1]["grave"] and "gr" not in t.data["seats"][0]["grave"]
 
 
-def test_m58_several_attackers_against_seat_of_the_throne_are_credited_in_declared_order():
+def test_m58_several_attackers_against_seat_of_the_throne_are_credited_in_declared_order() -> None:
     s = make({"army": [{"card": "bearer", "id": "b1"}, {"card": "bearer", "id": "b2"}],
               "hand": [{"card": "mentor", "id": "m"}]},
              {"cities": [{"card": "farmland", "id": "F",
@@ -714,7 +714,7 @@ def test_m1_constants(const: int, value: int) -> None:
     assert const == value
 
 
-def test_m53_legal_moves_random_action_and_the_rest_of_the_contract():
+def test_m53_legal_moves_random_action_and_the_rest_of_the_contract() -> None:
     s = GAME.new_game({"players": 2}, 21)
     p = GAME.step(s).players[0]
     v = GAME.view(s, p)
@@ -742,7 +742,7 @@ def test_m53_legal_moves_random_action_and_the_rest_of_the_contract():
     assert GAME.expected_players(s) == list(GAME.step(s).players)
 
 
-def test_m52_every_rule_id_m1_to_m58_has_a_test_named_after_it():
+def test_m52_every_rule_id_m1_to_m58_has_a_test_named_after_it() -> None:
     import pathlib
     import re
     names: set[int] = set()

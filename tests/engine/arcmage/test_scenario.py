@@ -55,7 +55,7 @@ def test_scenario_cases(name: str, scenario: dict[str, Any], actions: list[tuple
     assert "ct" not in out["cards"] or name != "m34_a_crop_token_that_leaves_play_ceases_to_exist"
 
 
-def test_scenario_builds_the_zones_it_states():
+def test_scenario_builds_the_zones_it_states() -> None:
     sc = {"seats": [
         {"cities": [{"card": "Armory", "id": "A", "defense": 5, "residents": [
             {"card": "bearer", "id": "b", "marked": True, "damage": 0, "devoted": True}]}],
