@@ -323,6 +323,38 @@ def _check_shot_orders(state: SalvoState, player: int, orders: Mapping[str, Any]
 
 # --- the game -------------------------------------------------------------------------------------
 
+def _spectator_running(state: SalvoState) -> dict[str, Any]:
+    """:meth:`SalvoGame.spectator_view` while the game runs (its docstring says what it holds)."""
+    classic = state.mode == "classic"
+    v: dict[str, Any] = {"phase": _phase(state), "round": state.round, "version": state.version,
+                         "mode": state.mode, "you": SPECTATOR}
+    if classic:
+        v["active_player"] = state.active_player
+    enemy_squares = [{sq for ship in state.fleets[1 - p] for sq in ship.squares} for p in range(PLAYERS)]
+    sides: list[list[dict[str, Any]]] = []
+    for p in range(PLAYERS):
+        fired = []
+        for shot in state.shots[p]:
+            entry: dict[str, Any] = shot.to_dict()
+            if classic:
+                entry["hit"] = shot.square in enemy_squares[p]
+            fired.append(entry)
+        sides.append(fired)
+    rounds_at_1 = shot_rounds(state, 0)
+    rounds_at_0 = shot_rounds(state, 1)
+    sunk_1 = sorted((r, i, ship.name) for i, ship in enumerate(state.fleets[1])
+                    if (r := sunk_round(ship, rounds_at_1)) is not None)
+    v.update({
+        "fleet_spec": [spec.to_dict() for spec in state.fleet_spec],
+        "fleet": [{"name": ship.name, "size": ship.size, "sunk": True} for ship in state.fleets[0]
+                  if sunk_round(ship, rounds_at_0) is not None],
+        "incoming": sides[1],
+        "shots": sides[0],
+        "enemy_sunk": [name for _, _, name in sunk_1],
+    })
+    return v
+
+
 class SalvoGame:
     """The Salvo engine: stateless; every method is a pure function of its arguments."""
 
@@ -537,34 +569,7 @@ class SalvoGame:
         nothing (the view holds every public fact of the last round)."""
         if state.is_over:
             return {**self.view(state, 0), "you": SPECTATOR}
-        classic = state.mode == "classic"
-        v: dict[str, Any] = {"phase": _phase(state), "round": state.round, "version": state.version,
-                             "mode": state.mode, "you": SPECTATOR}
-        if classic:
-            v["active_player"] = state.active_player
-        enemy_squares = [{sq for ship in state.fleets[1 - p] for sq in ship.squares} for p in range(PLAYERS)]
-        sides: list[list[dict[str, Any]]] = []
-        for p in range(PLAYERS):
-            fired = []
-            for shot in state.shots[p]:
-                entry: dict[str, Any] = shot.to_dict()
-                if classic:
-                    entry["hit"] = shot.square in enemy_squares[p]
-                fired.append(entry)
-            sides.append(fired)
-        rounds_at_1 = shot_rounds(state, 0)
-        rounds_at_0 = shot_rounds(state, 1)
-        sunk_1 = sorted((r, i, ship.name) for i, ship in enumerate(state.fleets[1])
-                        if (r := sunk_round(ship, rounds_at_1)) is not None)
-        v.update({
-            "fleet_spec": [spec.to_dict() for spec in state.fleet_spec],
-            "fleet": [{"name": ship.name, "size": ship.size, "sunk": True} for ship in state.fleets[0]
-                      if sunk_round(ship, rounds_at_0) is not None],
-            "incoming": sides[1],
-            "shots": sides[0],
-            "enemy_sunk": [name for _, _, name in sunk_1],
-        })
-        return v
+        return _spectator_running(state)
 
     def resolve(self, state: SalvoState, orders_by_player: Mapping[int, Mapping[str, Any]]
                 ) -> tuple[SalvoState, list[Event]]:
