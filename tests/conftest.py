@@ -71,7 +71,28 @@ class Cluster:
         from client.grpc_client import Client
         from client.web_client import WebClient
 
-        return Client(self.address, secret) if door == "grpc" else WebClient(self.http_url, secret)
+        client = Client(self.address, secret) if door == "grpc" else WebClient(self.http_url, secret)
+        _clients.append(client)  # closed when the test ends (close_clients)
+        return client
+
+
+_clients: list[Any] = []  # the clients Cluster.client made for the running test
+
+
+@pytest.fixture
+async def close_clients() -> AsyncIterator[None]:
+    """Closes the clients ``Cluster.client`` made once the test ends: their connections would outlive it
+    and be collected (ResourceWarning) in a later test. Every test that uses ``cluster`` has it."""
+    yield
+    while _clients:
+        await _clients.pop().close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures: list[str] = getattr(item, "fixturenames", [])
+        if "cluster" in fixtures and "close_clients" not in fixtures:
+            fixtures.append("close_clients")
 
 
 @pytest.fixture(scope="session")

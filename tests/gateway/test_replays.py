@@ -33,6 +33,7 @@ async def api(redis_server: RedisProcess) -> AsyncIterator[tuple[PlayerAPI, Shar
     PEER.set("10.0.0.7")
     yield the_api, core, clock
     await the_api.stop()
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.store.close()
 
 

@@ -20,4 +20,5 @@ async def shard(redis_server: RedisProcess) -> AsyncIterator[tuple[ShardCore, Fa
     clock = FakeClock()
     core = ShardCore("shard-t", Store(redis_server.url, prefix=f"sh{secrets.token_hex(4)}:"), now_ms=clock)
     yield core, clock
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.store.close()

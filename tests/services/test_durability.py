@@ -22,6 +22,7 @@ async def test_acknowledged_submissions_survive_a_redis_restart(tmp_path: Path) 
     await core.start_game("g", 0, False)
     version = (await core.view("g", 0))["version"]
     ack = await core.submit("g", 0, {"random_placement": True}, version, "k1", False)
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.store.close()
     redis.stop()  # SIGTERM: redis-server flushes its append-only file and exits
 
@@ -33,6 +34,7 @@ async def test_acknowledged_submissions_survive_a_redis_restart(tmp_path: Path) 
             "random_placement": True}
         replay = await fresh.submit("g", 0, {"random_placement": True}, version, "k1", False)
         assert replay["replayed"] and replay["version"] == ack["version"]
+        await fresh.flush()  # (its pending writes: none may run on a closed store)
         await fresh.store.close()
     finally:
         again.stop()

@@ -47,6 +47,7 @@ async def rig(redis_server: RedisProcess,
     yield core, clock, svc
     await svc.stop()
     await svc.store.close()
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.store.close()
 
 
@@ -144,6 +145,7 @@ async def test_notify_queued_again_after_a_failed_enqueue_when_the_game_reloads(
         await again.view("gs2", 0)
         assert len(hooks.received) == 2
     finally:
+        await again.flush()  # (its pending writes: none may run on a closed store)
         await again.store.close()
 
 
@@ -244,6 +246,7 @@ async def test_notify_email_is_confirmed_first_and_every_mail_unsubscribes_in_on
             async with bounded(30, "stopping the sender"):
                 await svc.stop()
             await svc.store.close()
+            await core.flush()  # (its pending writes: none may run on a closed store)
             await core.store.close()
 
 

@@ -113,8 +113,10 @@ async def test_a_reloaded_quick_lobby_keeps_its_wait_and_starts_the_same(shard: 
         try:
             assert await third.view("q-reload", 1) == started, "the start replays to the same game"
         finally:
+            await third.flush()  # (its pending writes: none may run on a closed store)
             await third.store.close()
     finally:
+        await again.flush()  # (its pending writes: none may run on a closed store)
         await again.store.close()
 
 
@@ -136,6 +138,7 @@ async def test_a_full_lobby_whose_start_was_not_journaled_starts_when_reloaded(
         assert (await ops(again, "q-lost"))[-1] == ("start", False, "quick")
         assert await again.store.quick_lobbies(bucket) == []
     finally:
+        await again.flush()  # (its pending writes: none may run on a closed store)
         await again.store.close()
 
 

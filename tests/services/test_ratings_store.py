@@ -155,6 +155,7 @@ async def test_a_restarted_shard_does_not_apply_a_result_again(shard: tuple[Shar
         assert [await cs.ratings_of(p["id"]) for p in profiles] == before
         assert [(await cs.history(p["id"], 0, 50))[1] for p in profiles] == [1, 1, 1]
     finally:
+        await again.flush()  # (its pending writes: none may run on a closed store)
         await again.store.close()
 
 
@@ -196,6 +197,7 @@ async def test_a_shard_stopped_between_the_end_and_the_ratings_finishes_on_load(
         assert [len(await community(again).ratings_of(p["id"])) for p in profiles] == [1, 1, 1]
         assert await again.store.redis.exists(again.store.key("g", "r3", "archive"))  # then retired
     finally:
+        await again.flush()  # (its pending writes: none may run on a closed store)
         await again.store.close()
 
 

@@ -86,6 +86,7 @@ async def test_two_writers_of_one_game_never_both_append(shard: tuple[ShardCore,
         again = await wrapper.call("submit", "g-fence", 0, {"random_placement": True}, 3, "k0", False)
         assert again == {"ok": {**first, "replayed": True}}, "the other writer's entry is known after the reload"
     finally:
+        await other.flush()  # (its pending writes: none may run on a closed store)
         await other.store.close()
 
 

@@ -63,4 +63,5 @@ async def test_m25_turn_and_window_deadlines_fire_in_the_shard(shard: tuple[Shar
         assert view["step"]["kind"] == "window" and view["step"]["players"] == [0]
         assert view["view"]["count"] == 3 and view["version"] == (await again.state_hash("t1"))["version"]
     finally:
+        await again.flush()  # (its pending writes: none may run on a closed store)
         await again.store.close()
