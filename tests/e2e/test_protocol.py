@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+from pathlib import Path
 
 import httpx2 as httpx
 import pytest
@@ -99,7 +100,7 @@ async def test_every_error_class_has_one_row_and_the_readme_lists_it() -> None:
     classes = {c for c in vars(E).values() if isinstance(c, type) and issubclass(c, E.GameError)}
     assert classes == set(errors.TABLE)
     assert len({k.code for k in errors.TABLE.values()}) == len(errors.TABLE)
-    readme = open("README.md", encoding="utf-8").read()
+    readme = Path("README.md").read_text(encoding="utf-8")
     for kind in errors.TABLE.values():
         if kind.code != E.GameError.code:
             assert f"`{kind.code}`" in readme, kind.code

@@ -51,6 +51,7 @@ async def local_shard(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> Asyn
     try:
         yield local
     finally:
+        await local.core.flush()  # (its pending writes: none may run on a closed store)
         await local.core.stop()
 
 

@@ -125,6 +125,7 @@ async def api(redis_server: RedisProcess) -> AsyncIterator[PlayerAPI]:
     await the_api.start()
     yield the_api
     await the_api.stop()
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.stop()
 
 

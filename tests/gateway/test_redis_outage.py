@@ -55,6 +55,7 @@ async def outage(tmp_path: Path) -> AsyncIterator[tuple[PlayerAPI, RedisProcess,
     await api.start()
     yield api, proc, data
     await api.stop()
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.stop()
     proc.stop()
 

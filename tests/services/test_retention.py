@@ -27,6 +27,7 @@ async def shard(redis_server: RedisProcess) -> AsyncIterator[tuple[ShardCore, Fa
                      retention=RETENTION)
     await core.start()
     yield core, clock
+    await core.flush()  # (its pending writes: none may run on a closed store)
     await core.stop()
 
 

@@ -31,6 +31,7 @@ async def test_a_shard_call_continues_the_callers_trace(redis_server: RedisProce
     assert write.attributes["op"] == "create"
     # a call without a carrier starts a trace of its own
     assert by_name["shard.list_games"].context.trace_id != trace_id
+    await shard.core.flush()  # (its pending writes: none may run on a closed store)
     await shard.core.stop()
 
 
