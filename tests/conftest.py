@@ -81,8 +81,11 @@ _clients: list[Any] = []  # the clients Cluster.client made for the running test
 
 @pytest.fixture
 async def close_clients() -> AsyncIterator[None]:
-    """Closes the clients ``Cluster.client`` made once the test ends: their connections would outlive it
-    and be collected (ResourceWarning) in a later test. Every test that uses ``cluster`` has it."""
+    """Closes the clients ``Cluster.client`` made in the test's body once it ends: their connections would
+    outlive it and be collected (ResourceWarning) in a later test. Every test that uses ``cluster`` has
+    it, set up after the test's other fixtures: the clients they made (a module's may serve several
+    tests) are theirs to close."""
+    _clients.clear()
     yield
     while _clients:
         await _clients.pop().close()
