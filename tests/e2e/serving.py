@@ -68,8 +68,6 @@ def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str,
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()  # (its output pipe: else left to the garbage collector, a ResourceWarning)
 
 
 @pytest.fixture
