@@ -206,7 +206,14 @@ def test_w5_the_board_opens_on_the_own_units_legibly_and_zoom_keeps_them_clear_o
     page.evaluate("document.fonts.ready")
     own = [u for u in view_of(web_server.url, g)["archipelago"]["units"] if not u.get("carrier")]
     expect(page.locator("#arch-board .u rect")).to_have_count(len(own))
-    units = board_units(page)
+
+    def drawn() -> list[dict[str, float]] | None:  # (a clean CI run once measured a chip 0 px tall, the
+        units = board_units(page)  # board being drawn again at that moment: measured once it stands)
+        return units if units and all(u["h"] > 0 for u in units) else None
+    try:
+        units = until(drawn, "every unit chip drawn", timeout_s=5)
+    except AssertionError:
+        units = board_units(page)  # (then the assertions below say which and how)
     view = board_view(page)
     for u in units:
         assert u["h"] >= MIN_CHIP_PX, f"{config}: a unit chip is {u['h']:.1f} px tall at the first zoom"
