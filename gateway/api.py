@@ -13,9 +13,9 @@ hands its flows on by the same names:
 - **Lobby**: :mod:`gateway.lobby` — ``create``, ``join``, ``start_game``, ``list_games``, ``rejoin``.
 - **Playing**: ``view``, ``submit``, ``act``, ``set_standing`` (here: each one shard call).
 - **Watch** and spectators: :mod:`gateway.watch` — ``watch``, ``spectate``, ``spectator_view``,
-  ``live_games``, ``spectators_of``.
+  ``live_games``.
 - **Presence** (A17): :mod:`gateway.presence` — Watch streams and agents' leases, the heartbeat, the
-  grace, and the stream census of ``/metrics``; ``hold_presence``.
+  grace, and the stream census of ``/metrics``; ``hold_presence``, ``spectators_of``.
 - **Agent tokens** (A90): :mod:`gateway.agents` — ``create_agent_token``, ``list_agent_tokens``,
   ``revoke_agent_token``.
 - Notifications (:mod:`gateway.notify_api`), profiles, quick play and replays (community.proto) have

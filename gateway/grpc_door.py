@@ -4,7 +4,7 @@ Generic: every unary rpc of :data:`gateway.rpc.UNARY` becomes a method handler t
 secret from the ``authorization`` metadata, calls the rpc's handler and renders errors as a status
 plus trailing metadata (``error-code``, ``error-field``, ``error-rule``, ``retry-after`` when a wait
 is known).  A request over the door's size limit gets that answer too (INVALID_ARGUMENT,
-``order/invalid``, field ``body``).  Watch streams the player API's updates.
+``request/too_large``, field ``body``).  Watch streams the player API's updates.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""Per-client-address limits of the gateway (issue 11): lobby calls, failed authentications, open lobbies.
+"""Per-client-address limits of the gateway (issue 11): lobby calls, failed authentications, open lobbies,
+community reads and spectator streams.
 
 A client address (``PEER``, set by each door for the request it serves: gRPC from the call's peer,
-HTTP and WebSocket — hence MCP too — from the connection) has two token buckets in this gateway
-process: one for lobby calls (CreateGame, JoinGame, ListGames) and one for failed
-authentications (a wrong or revoked secret or token).  An empty bucket refuses with
+HTTP and WebSocket — hence MCP too — from the connection) has three token buckets in this gateway
+process: one for lobby calls (CreateGame, JoinGame, ListGames, QuickPlay, CreateProfile,
+ResetProfileSecret), one for failed authentications (a wrong or revoked secret or token) and one for
+community reads (ListLiveGames, GetSpectatorView, Spectate, profiles, leaderboards, replays).  Spectator
+streams are capped per game and per address on this gateway.  An empty bucket refuses with
 ``client/throttled`` (RESOURCE_EXHAUSTED / 429) naming the seconds to wait, in the message and
 machine-readable (:class:`Wait`: HTTP ``Retry-After``, gRPC trailer ``retry-after``); a refused
 authentication is refused before the secret is looked up.  The cap on open lobby games per address
@@ -11,7 +14,9 @@ is cluster-wide (kept in Redis, see :meth:`services.store.Store.open_lobbies`).
 
 Everything is configurable by environment, so that load tests can raise or switch them off:
 ``ARCHIPELAGO_RATE_LIMITS=off``, ``ARCHIPELAGO_LOBBY_PER_MIN`` / ``_LOBBY_BURST``,
-``ARCHIPELAGO_AUTH_FAILURES_PER_MIN`` / ``_AUTH_FAILURES_BURST``, ``ARCHIPELAGO_OPEN_LOBBIES``.
+``ARCHIPELAGO_AUTH_FAILURES_PER_MIN`` / ``_AUTH_FAILURES_BURST``, ``ARCHIPELAGO_OPEN_LOBBIES``,
+``ARCHIPELAGO_READS_PER_MIN`` / ``_READS_BURST``, ``ARCHIPELAGO_SPECTATORS_PER_GAME``,
+``ARCHIPELAGO_SPECTATE_PER_ADDRESS``.
 Buckets live in bounded maps (the least recently seen addresses are forgotten: a full bucket).
 Behind a proxy every client has the proxy's address: raise the limits there.
 """

@@ -2,7 +2,7 @@
 the Game's: protobuf message in -> player API -> message out, the same for every door.
 
 The player API's parts behind them: quick play (:mod:`gateway.quickplay`), spectators
-(:meth:`gateway.api.PlayerAPI.spectate`), profiles, ratings, leaderboards and history
+(:meth:`gateway.watch.Watch.spectate`), profiles, ratings, leaderboards and history
 (:mod:`gateway.profiles`), replays and exports (:mod:`gateway.replays`). ``secret`` is the caller's
 ``authorization`` bearer: a profile secret (``prf_…``) or a player secret, or "".
 """

@@ -5,7 +5,7 @@
   and whether it was autoplayed (it had not submitted "done": the autopilot or its standing orders
   played it, as ``autoplayed`` says); in a turn-based game each of the seat's own turns, and whether
   the autopilot acted in it (M25).
-- **A rated game's end**: :meth:`_game_over` (services/actor_core.py) does not push ``game_over`` for
+- **A rated game's end**: :meth:`_game_over` (services/actor_end.py) does not push ``game_over`` for
   a rated game (:meth:`_holds_game_over`); once the end is journaled, :meth:`_record_result` (from
   ``_retire``, which every end calls, and ``load`` for a game over) applies the result to the
   profiles in one Redis transaction (:meth:`services.community_store.CommunityStore.record_game`,

@@ -1,8 +1,8 @@
 """Rendezvous (highest-random-weight) hashing of game ids over live shards.
 
 Every gateway computes the same owner for a game from the same shard list; the choice is recorded
-in Redis when the game is created, so a game moves only when its shard dies for good (then it is
-placed again over the shards still alive)."""
+in Redis when the game is created, so a game moves only when its shard leaves the cluster's active
+set, drained or removed (then it is placed again over the active shards: :mod:`gateway.router`)."""
 
 from __future__ import annotations
 

@@ -3,11 +3,13 @@
 :class:`ShardApi` lists every call a gateway makes to a shard, with its arguments and answer.
 :class:`services.shard.ShardCore` implements it (mypy checks the signatures: a renamed or changed
 method there is a type error, and a missing one makes ``ShardCore`` abstract); the gateway calls a
-shard through :func:`typed`, an object typed as ``ShardApi`` whose methods send the call over Ray
-(``gateway.router.ShardRouter.game`` / ``.shard``) — so a call the interface does not have is a type
+shard through :func:`typed`, an object typed as ``ShardApi`` whose methods send the call to the shard
+(``gateway.router.ShardRouter.game`` / ``.shard``: batched on its stream, :mod:`services.hop`, or a Ray
+call) — so a call the interface does not have is a type
 error on the gateway's side too, and the shard refuses any method name not listed here.
 
-Every argument and answer is plain data (dicts, lists, strings, numbers): it crosses a Ray call.
+Every argument and answer is plain data (dicts, lists, strings, numbers): it crosses the hop (msgpack)
+or a Ray call.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Archipelago game state (plain data, exact ``to_dict``/``from_dict`` round trip).
 
-A :class:`State` is treated as immutable: :func:`engine.archipelago.resolve.resolve` and the
+A :class:`State` is treated as immutable: :func:`engine.archipelago.resolve.resolve_state` and the
 immediate operations of :mod:`engine.archipelago.economy` build a new state with
 :meth:`State.clone` (the board is shared, never copied) and never touch their input.
 

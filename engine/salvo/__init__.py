@@ -45,7 +45,7 @@ Parameters (``normalize_config``):
 - ``mode``: ``"salvo"`` (default) or ``"classic"``
 - ``fleet``: ``"default"`` (default) or ``"variant"``
 - ``first_player``: ``"creator"`` (default, seat 0) or ``"random"`` (classic mode)
-- ``max_rounds``: int >= 1, default 100 (in classic mode a round is one player's turn)
+- ``max_rounds``: int >= 1, default 100; in classic mode, where a round is one player's turn, default 200
 """
 
 from __future__ import annotations
