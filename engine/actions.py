@@ -13,7 +13,7 @@ audience (the two parties of a private message, everyone otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from engine.base import Event, player_seat
@@ -21,6 +21,20 @@ from engine.errors import InvalidOrder
 
 MAX_CHATS = 10
 MAX_CHAT_LEN = 500
+
+
+def check_keys(value: Any, keys: Sequence[str], fld: str, what: str, noun: str = "field"
+               ) -> Mapping[str, Any]:
+    """``value`` if it is an object whose keys are all among ``keys``; else :class:`InvalidOrder`
+    saying "``what`` must be an object" (field ``fld``, or ``what`` when ``fld`` is empty) or naming the
+    unknown key (field ``<fld>.<key>``, or ``<key>`` alone when ``fld`` is empty)."""
+    if not isinstance(value, Mapping):
+        raise InvalidOrder(f"{what} must be an object", field=fld or what)
+    for key in value:
+        if key not in keys:
+            raise InvalidOrder(f"unknown {noun} {str(key)[:40]!r} (expected {', '.join(keys)})",
+                               field=f"{fld}.{key}" if fld else str(key))
+    return value
 
 
 def parse_action(action: Any, kinds: Mapping[str, Collection[str]]) -> tuple[str, dict[str, Any]]:

@@ -198,6 +198,7 @@ class Core(Protocol):
     """What every game implements, whatever its steps.  Implementations are stateless objects."""
 
     name: str
+    over_rule: str  # the rule that ends a game: a call after the end names it (GameOver)
     min_players: int
     max_players: int
 
@@ -410,20 +411,22 @@ def _lacking(game: Any, methods: Sequence[str]) -> list[str]:
     return [m for m in methods if not callable(getattr(game, m, None))]
 
 
+def _require(game: Any, methods: Sequence[str], lacks: str) -> None:
+    missing = _lacking(game, methods)
+    if missing:
+        raise TypeError(f"{getattr(game, 'name', game)!r} has no {lacks}: no {', '.join(missing)}")
+
+
 def rounds_of(game: Any) -> RoundGame:
     """``game`` as a game with simultaneous rounds; ``TypeError`` naming what it lacks otherwise."""
-    missing = _lacking(game, ROUND_METHODS)
-    if missing:
-        raise TypeError(f"{getattr(game, 'name', game)!r} has no simultaneous rounds: no {', '.join(missing)}")
+    _require(game, ROUND_METHODS, "simultaneous rounds")
     rounds: RoundGame = game
     return rounds
 
 
 def turns_of(game: Any) -> TurnGame:
     """``game`` as a game with turns and windows; ``TypeError`` naming what it lacks otherwise."""
-    missing = _lacking(game, TURN_METHODS)
-    if missing:
-        raise TypeError(f"{getattr(game, 'name', game)!r} has no turns: no {', '.join(missing)}")
+    _require(game, TURN_METHODS, "turns")
     turns: TurnGame = game
     return turns
 

@@ -409,7 +409,7 @@ class ActorCore:
 
     def _over_rule(self) -> str:
         """The rule that ends a game of this kind (the engine's ``over_rule``: S7, A67, M3)."""
-        return str(getattr(self.engine, "over_rule", "A67"))
+        return self.engine.over_rule if self.engine is not None else "A67"
 
     def _open_round(self, at_ms: int) -> None:
         """A new round (a turn-based game: a new turn) and its first step, with the step's deadline

@@ -212,7 +212,7 @@ class ArchipelagoGame:
     """Stateless engine object; see :mod:`engine.archipelago`."""
 
     name = "archipelago"
-    over_rule = "A67"  # the rule that ends a game (a call after the end names it)
+    over_rule = "A67"
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
 

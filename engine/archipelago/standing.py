@@ -88,9 +88,10 @@ A42.)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from engine.actions import check_keys
 from engine.archipelago.economy import BANK_RATE
 from engine.archipelago.state import State
 from engine.archipelago.units import RESOURCES, UNIT_TYPES
@@ -155,16 +156,6 @@ def _tile(v: Any, fld: str) -> dict[str, int]:
     return {"x": x, "y": y}
 
 
-def _keys(ent: Any, keys: Sequence[str], fld: str, what: str) -> Mapping[str, Any]:
-    if not isinstance(ent, Mapping):
-        raise InvalidOrder(f"{what} is an object", field=fld)
-    for k in ent:
-        if k not in keys:
-            raise InvalidOrder(f"unknown field {str(k)[:40]!r} (expected {', '.join(keys)})",
-                               field=f"{fld}.{k}" if fld else str(k))
-    return ent
-
-
 def _list(v: Any, fld: str) -> list[Any]:
     if v is None:
         return []
@@ -180,7 +171,7 @@ def _id(v: Any, fld: str) -> str:
 
 
 def _unit_entry(ent: Any, f: str) -> dict[str, Any]:
-    e = _keys(ent, _UNIT_KEYS, f, "a unit's standing order")
+    e = check_keys(ent, _UNIT_KEYS, f, "a unit's standing order")
     uid = _id(e.get("unit"), f + ".unit")
     kind = e.get("order", "stay")
     if kind not in UNIT_ORDERS:
@@ -219,7 +210,7 @@ def _unit_entry(ent: Any, f: str) -> dict[str, Any]:
 
 
 def _build_entry(ent: Any, f: str) -> dict[str, Any]:
-    e = _keys(ent, _BUILD_KEYS, f, "a build queue entry")
+    e = check_keys(ent, _BUILD_KEYS, f, "a build queue entry")
     typ = e.get("type")
     if not isinstance(typ, str) or typ not in UNIT_TYPES or not UNIT_TYPES[typ].buildable:
         raise InvalidOrder(f"unknown or unbuildable unit type {str(typ)[:40]!r}", rule="A73", field=f + ".type")
@@ -245,7 +236,7 @@ def _resource(v: Any, fld: str) -> str:
 
 
 def _bank_entry(ent: Any, f: str) -> dict[str, Any]:
-    e = _keys(ent, _BANK_KEYS, f, "a bank rule")
+    e = check_keys(ent, _BANK_KEYS, f, "a bank rule")
     give = _resource(e.get("give"), f + ".give")
     get = _resource(e.get("get"), f + ".get")
     if give == get:
@@ -259,7 +250,7 @@ def _bank_entry(ent: Any, f: str) -> dict[str, Any]:
 
 
 def _accept_entry(ent: Any, f: str) -> dict[str, Any]:
-    e = _keys(ent, _ACCEPT_KEYS, f, "an accept rule")
+    e = check_keys(ent, _ACCEPT_KEYS, f, "an accept rule")
     r = e.get("max_ratio")
     if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
         raise InvalidOrder("max_ratio is a positive number", rule="A74", field=f + ".max_ratio")
@@ -281,7 +272,7 @@ def parse_standing(standing: Mapping[str, Any] | None, *, strict: bool) -> dict[
             raise InvalidOrder("standing orders are an object", field="standing")
         return out
     if strict:
-        _keys(standing, _TOP_KEYS, "", "standing orders")
+        check_keys(standing, _TOP_KEYS, "", "standing orders")
 
     def guarded(fn: Any, *args: Any) -> Any:
         if strict:

@@ -111,7 +111,7 @@ def _deck_label(v: Any) -> Any:
 
 class ArcmageGame:
     name = "arcmage"
-    over_rule = "M3"  # the rule that ends a game (a call after the end names it)
+    over_rule = "M3"
     min_players = 2
     max_players = 4
 

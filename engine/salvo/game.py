@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.actions import MAX_CHATS, chat_event, check_chat, parse_action
+from engine.actions import MAX_CHATS, chat_event, check_chat, check_keys, parse_action
 from engine.base import (
     ROUND_DEADLINE,
     SIMULTANEOUS,
@@ -286,12 +286,7 @@ def _check_turn(state: SalvoState, player: int, orders: Mapping[str, Any]) -> No
         raise GameOver("the game is over", rule="S7")
     if state.round > 0 and state.mode == "classic" and player != state.active_player:
         raise NotYourTurn(f"it is seat {state.active_player}'s turn, not yours", rule="S4")
-    if not isinstance(orders, Mapping):
-        raise InvalidOrder("orders must be an object", field="orders")
-    for key in orders:
-        if key not in ORDER_KEYS:
-            raise InvalidOrder(f"unknown field {key!r} (expected one of {', '.join(ORDER_KEYS)})",
-                               field=str(key))
+    check_keys(orders, ORDER_KEYS, "", "orders")
 
 
 def _check_placement_orders(state: SalvoState, player: int, orders: Mapping[str, Any]
@@ -359,17 +354,12 @@ class SalvoGame:
     """The Salvo engine: stateless; every method is a pure function of its arguments."""
 
     name = "salvo"
-    over_rule = "S7"  # the rule that ends a game (a call after the end names it)
+    over_rule = "S7"
     min_players = PLAYERS
     max_players = PLAYERS
 
     def normalize_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(config, Mapping):
-            raise InvalidOrder("config must be an object", field="config")
-        for key in config:
-            if key not in DEFAULT_CONFIG:
-                raise InvalidOrder(f"unknown option {key!r} (expected {', '.join(DEFAULT_CONFIG)})",
-                                   field=str(key))
+        check_keys(config, tuple(DEFAULT_CONFIG), "", "config", noun="option")
         out = {**DEFAULT_CONFIG, **config}
         if "max_rounds" not in config and out["mode"] == "classic":
             out["max_rounds"] = CLASSIC_MAX_ROUNDS  # one shot per round: give both players 100 shots

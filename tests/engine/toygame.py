@@ -105,6 +105,7 @@ class CountGame:
     """Toy count (module docstring): :class:`engine.base.Core` and :class:`engine.base.Turns`."""
 
     name = NAME
+    over_rule = "T5"
     min_players = 2
     max_players = 3
 
