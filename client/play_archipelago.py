@@ -31,6 +31,7 @@ game (:mod:`client.feed`), the seat at the terminal that abandons the prompt whe
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1314,11 +1315,11 @@ class ArchipelagoUI(RoundUI):
         if len(draft) and not view.submitted:
             seat.say("\n".join(draft.describe(ctx)) + "\n(your orders so far this round: continue from them)")
         while True:
-            text = await seat.read(view, f"{'deploy' if setup else 'orders'} ({len(draft)} so far)> ")
-            if text is None:
+            cmd = await seat.read_parsed(view, lambda: f"{'deploy' if setup else 'orders'} ({len(draft)} so far)> ",
+                                         functools.partial(parse_command, ctx=ctx))
+            if cmd is None:
                 return MOVED_ON
             try:
-                cmd = parse_command(text, ctx)
                 if isinstance(cmd, ControlCmd):
                     outcome = await self._control(cmd.name, seat, view, ctx, draft)
                     if outcome is not None:
@@ -1332,8 +1333,6 @@ class ArchipelagoUI(RoundUI):
                 else:
                     seat.say(draft.apply(cmd, ctx))
                     self.keep(view, draft)
-            except EmptyLine:
-                continue
             except ValueError as exc:
                 seat.say(f"error: {exc}")
 

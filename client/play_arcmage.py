@@ -505,17 +505,14 @@ class ArcmageUI:
         return "; ".join(acts) or "nothing"
 
     async def idle(self, seat: Seat, view: game_pb2.GetViewResponse) -> None:
+        async def other(text: str, _: ValueError) -> None:
+            await common_command(seat, text, HELP)
+
         while True:
-            text = await seat.read(view, "waiting (chat <text> · table · card <id> · help · quit)> ")
-            if text is None:
+            choice = await seat.read_parsed(view, lambda: "waiting (chat <text> · table · card <id> · help · quit)> ",
+                                            lambda text: parse_choice(text, []), other)
+            if choice is None:
                 return
-            try:
-                choice = parse_choice(text, [])
-            except EmptyLine:
-                continue
-            except ValueError:
-                await common_command(seat, text, HELP)
-                continue
             if isinstance(choice, tuple):
                 await self._command(choice, seat, view, [])
             else:
@@ -526,17 +523,14 @@ class ArcmageUI:
         actions = legal(view)
         seat.say(action_list(view, actions))
         t = Table.of(view)
+        async def refused(_: str, exc: ValueError) -> None:
+            seat.say(fit([f"error: {exc}"]))
+
         while True:
-            text = await seat.read(view, f"action (1-{len(actions)}, pass, help)> ")
-            if text is None:
+            choice = await seat.read_parsed(view, lambda: f"action (1-{len(actions)}, pass, help)> ",
+                                            lambda text: parse_choice(text, actions), refused)
+            if choice is None:
                 return MOVED_ON
-            try:
-                choice = parse_choice(text, actions)
-            except EmptyLine:
-                continue
-            except ValueError as exc:
-                seat.say(fit([f"error: {exc}"]))
-                continue
             if isinstance(choice, tuple):
                 await self._command(choice, seat, view, actions)
                 continue

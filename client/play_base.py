@@ -12,9 +12,9 @@ import contextlib
 import math
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from google.protobuf import json_format
 
@@ -32,6 +32,7 @@ class EmptyLine(ValueError):
 
 
 MOVED_ON, SUBMITTED = "moved on", "submitted"
+T = TypeVar("T")
 #: how leaving ends the command: `quit` 0, the end of input (Ctrl-D) 1, Ctrl-C 130
 LEAVE_RC = {"quit": 0, "eof": 1, "interrupt": 130}
 COMMON_HELP = """\
@@ -148,6 +149,27 @@ class Seat:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Leave):
                         await task
+
+    async def read_parsed(self, view: game_pb2.GetViewResponse, prompt: Callable[[], str],
+                          parse: Callable[[str], T],
+                          refused: Callable[[str, ValueError], Awaitable[None]] | None = None) -> T | None:
+        """The player's next line as ``parse`` reads it; None when the step moved on first (see
+        :meth:`read`).  A blank line (:class:`EmptyLine`) is asked for again; so is a line ``parse``
+        refuses with a ValueError, once ``refused(line, error)`` has run (by default: says
+        ``error: ...``).  ``prompt()`` is asked anew before each line.  Raises Leave."""
+        while True:
+            text = await self.read(view, prompt())
+            if text is None:
+                return None
+            try:
+                return parse(text)
+            except EmptyLine:
+                continue
+            except ValueError as exc:
+                if refused is None:
+                    self.say(f"error: {exc}")
+                else:
+                    await refused(text, exc)
 
     def say(self, text: str) -> None:
         self.term.say(text)
