@@ -7,7 +7,7 @@ import { call, randomId, Watch } from './api.js';
 import * as community from './community.js';
 import { fill, h, s } from './dom.js';
 import { errorNode } from './errors.js';
-import { GAMES, gameOf } from './games.js';
+import { GAMES, gameOf, screenHost } from './games.js';
 import * as i18n from './i18n.js';
 import { notifyPanel } from './notify.js';
 import { seatColor } from './seats.js';
@@ -342,9 +342,8 @@ function gameScreen(gameId) {
   const secret = record.secret;
   let view = null;
   let watch = null;
-  let module = null;
-  let moduleKind = '';
   let destroyed = false;
+  const screen = screenHost(() => destroyed); // this game's screen module (js/games.js)
   let refreshing = null;
   let again = false;
   const chats = [];
@@ -385,8 +384,8 @@ function gameScreen(gameId) {
   };
   // The player's words for the fields and ids of this game's errors (from its screen module).
   const errorEnv = {
-    describe: (field, request) => (module && module.describeField ? module.describeField(field, request) : ''),
-    nameId: (id) => (module && module.nameId ? module.nameId(id) : ''),
+    describe: (field, request) => (screen.call('describeField', field, request) || ''),
+    nameId: (id) => (screen.call('nameId', id) || ''),
   };
   const showGameError = (anchor, err) => showError(anchor, err, errorEnv);
 
@@ -415,7 +414,7 @@ function gameScreen(gameId) {
 
   function onUpdate(u) {
     notify.update(u); // (a hidden page tells its player of its turn itself)
-    if (module && module.update) module.update(u); // (a screen may show updates itself, e.g. a log)
+    screen.call('update', u); // (a screen may show updates itself, e.g. a log)
     if (u.kind === 'connected' || u.kind === 'disconnected') {
       const p = view && (view.players || []).find((x) => x.seat === u.seat);
       if (p) { p.connected = u.kind === 'connected'; renderSide(); }
@@ -874,13 +873,7 @@ function gameScreen(gameId) {
   async function renderModule() {
     if (view.status === 'GAME_STATUS_LOBBY') { area.hidden = true; return; }
     area.hidden = false;
-    if (moduleKind !== view.game) {
-      moduleKind = view.game;
-      const mod = await GAMES[view.game].load();
-      if (destroyed) return;
-      module = mod.createScreen(area, ctx);
-    }
-    if (module) module.render(view);
+    await screen.show(view, area, ctx);
   }
 
   function render() {
@@ -912,7 +905,7 @@ function gameScreen(gameId) {
   }
 
   // "What the autopilot did for you": the rounds the autopilot (or the standing orders) played for
-  // this player since it last read them, each in the screen's words (module.describeAutopilot).
+  // this player since it last read them, each in the screen's words (its describeAutopilot).
   function renderNotices() {
     if (!view || destroyed) return;
     renderResume();
@@ -922,8 +915,8 @@ function gameScreen(gameId) {
     const played = !log.length && view.autopilot_played && !('autopilot_log' in view) && !turnBased() && ack < view.round - 1;
     if (!log.length && !played) { autoBox.hidden = true; return; }
     const lines = (turn) => {
-      const words = module && module.describeAutopilot ? module.describeAutopilot(turn) : null;
-      return (words || []).map((w) => h('li', {}, w));
+      const words = screen.call('describeAutopilot', turn) || [];
+      return words.map((w) => h('li', {}, w));
     };
     const turnWord = turnBased() ? 'turn' : 'round';
     const ok = h('button', { type: 'button', class: 'small', id: 'autopilot-ok', onclick: () => {
@@ -942,7 +935,7 @@ function gameScreen(gameId) {
   }
   ctx.renderNotices = () => renderNotices();
 
-  const offLang = i18n.onLang(() => { if (module && module.relabel) module.relabel(); notify.relabel(); render(); });
+  const offLang = i18n.onLang(() => { screen.call('relabel'); notify.relabel(); render(); });
   const backOnline = () => flushOutbox();
   window.addEventListener('online', backOnline);
   (async () => {
@@ -970,7 +963,7 @@ function gameScreen(gameId) {
       clearTimeout(pending);
       if (watch) watch.stop();
       notify.destroy();
-      if (module && module.destroy) module.destroy();
+      screen.destroy();
     },
   };
 }

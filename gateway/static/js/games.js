@@ -56,3 +56,31 @@ function deckSelect(h, t, id, withDefault) {
 }
 
 export const gameOf = (kind) => GAMES[kind] || null;
+
+// The screen of a game on a page (the game page, a spectator's, a replay's): its kind's screen
+// module, loaded when a view of that kind first comes (load() is awaited: `gone()` says whether the
+// page was left meanwhile) and rendered with every view after. call(name, ...args): the module's
+// optional hook `name` (update, relabel, describeField, …) if it has one, else undefined.
+export function screenHost(gone) {
+  let module = null;
+  let kind = '';
+  return {
+    get current() { return module; },
+    async show(view, area, ctx) {
+      if (kind !== view.game && GAMES[view.game]) {
+        kind = view.game;
+        const mod = await GAMES[view.game].load();
+        if (gone()) return;
+        module = mod.createScreen(area, ctx);
+      }
+      if (module) module.render(view);
+    },
+    call(name, ...args) {
+      return module && typeof module[name] === 'function' ? module[name](...args) : undefined;
+    },
+    destroy() {
+      if (module && module.destroy) module.destroy();
+      module = null;
+    },
+  };
+}

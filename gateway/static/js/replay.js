@@ -8,7 +8,7 @@
 import { call } from './api.js';
 import { fill, h } from './dom.js';
 import { errorNode } from './errors.js';
-import { GAMES } from './games.js';
+import { screenHost } from './games.js';
 import * as i18n from './i18n.js';
 import { outcomeBox, playersCard, readOnlyCtx, roundText } from './spectate.js';
 
@@ -23,9 +23,8 @@ export function replayScreen(env, gameId) {
   let frame = null; // the ReplayFrame on show
   let want = { frame: 0, seat: -1 };
   let loadingNow = false;
-  let module = null;
-  let moduleKind = '';
   let destroyed = false;
+  const screen = screenHost(() => destroyed); // the game's screen module (js/games.js)
   let sliderTimer = null;
 
   const title = h('h2', { id: 'replay-title' }, t('community.replay.title'));
@@ -114,8 +113,8 @@ export function replayScreen(env, gameId) {
   function eventLines(view) {
     const kind = view.game;
     const events = ((view[kind] || {}).events) || [];
-    if (!events.length || (module && module.showsEvents)) return null;
-    const say = (e) => (module && module.describeEvent ? module.describeEvent(e) : '') || t('community.replay.event', { kind: e.kind || '?' });
+    if (!events.length || (screen.current && screen.current.showsEvents)) return null;
+    const say = (e) => (screen.call('describeEvent', e) || '') || t('community.replay.event', { kind: e.kind || '?' });
     return events.map((e) => h('li', { 'data-kind': e.kind || '' }, say(e)));
   }
 
@@ -144,13 +143,8 @@ export function replayScreen(env, gameId) {
     fill(side, playersCard({ ...view, status: n >= frames ? 'GAME_STATUS_OVER' : view.status }, env));
     fill(overSlot, n >= frames ? outcomeBox(view, ctx.nameOf) : null);
     document.title = `${t('community.replay.title')} · ${t(`game.${view.game}`)}`;
-    if (moduleKind !== view.game && GAMES[view.game]) {
-      moduleKind = view.game;
-      const mod = await GAMES[view.game].load();
-      if (destroyed) return;
-      module = mod.createScreen(area, ctx);
-    }
-    if (module) module.render(view);
+    await screen.show(view, area, ctx);
+    if (destroyed) return;
     const lines = eventLines(view);
     eventsCard.hidden = !lines;
     if (lines) fill(eventsCard, h('h3', {}, t('community.replay.events')), h('ul', { id: 'replay-events', class: 'plain' }, lines));
@@ -202,7 +196,7 @@ export function replayScreen(env, gameId) {
     go(to);
   };
   document.addEventListener('keydown', onKey);
-  const offLang = i18n.onLang(() => { labels(); if (module && module.relabel) module.relabel(); render(); });
+  const offLang = i18n.onLang(() => { labels(); screen.call('relabel'); render(); });
   go(0, -1);
 
   return {
@@ -211,7 +205,7 @@ export function replayScreen(env, gameId) {
       offLang();
       clearTimeout(sliderTimer);
       document.removeEventListener('keydown', onKey);
-      if (module && module.destroy) module.destroy();
+      screen.destroy();
     },
   };
 }

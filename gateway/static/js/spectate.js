@@ -7,7 +7,7 @@
 import { call, SPECTATE, Watch } from './api.js';
 import { fill, h, s } from './dom.js';
 import { errorNode } from './errors.js';
-import { GAMES, gameOf } from './games.js';
+import { gameOf, screenHost } from './games.js';
 import * as i18n from './i18n.js';
 import { seatColor } from './seats.js';
 
@@ -100,9 +100,8 @@ export function spectateScreen(env, gameId) {
   if (!GAME_ID.test(gameId)) return env.notFound('game');
   let view = null;
   let watch = null;
-  let module = null;
-  let moduleKind = '';
   let destroyed = false;
+  const screen = screenHost(() => destroyed); // the game's screen module (js/games.js)
   let pending = null;
   let refreshing = null;
   let again = false;
@@ -172,7 +171,7 @@ export function spectateScreen(env, gameId) {
   };
 
   function onUpdate(u) {
-    if (module && module.update) module.update(u);
+    screen.call('update', u);
     if (u.kind === 'connected' || u.kind === 'disconnected') {
       const p = view && (view.players || []).find((x) => x.seat === u.seat);
       if (p) { p.connected = u.kind === 'connected'; renderSide(); }
@@ -206,7 +205,7 @@ export function spectateScreen(env, gameId) {
     for (const u of earlier) addChat(u);
     chats.push(...live.filter((c) => !chats.some((e) => e.seq && e.seq === c.seq)));
     renderChat();
-    if (module && view) module.render(view);
+    if (view) screen.call('render', view);
   }
 
   // ---------------------------------------------------------------- rendering
@@ -267,13 +266,7 @@ export function spectateScreen(env, gameId) {
   async function renderModule() {
     if (view.status === 'GAME_STATUS_LOBBY') { area.hidden = true; return; }
     area.hidden = false;
-    if (moduleKind !== view.game) {
-      moduleKind = view.game;
-      const mod = await GAMES[view.game].load();
-      if (destroyed) return;
-      module = mod.createScreen(area, ctx);
-    }
-    if (module) module.render(view);
+    await screen.show(view, area, ctx);
   }
 
   function render() {
@@ -286,7 +279,7 @@ export function spectateScreen(env, gameId) {
     renderModule().catch((err) => env.showError(header, { code: 'server/internal', reason: String(err) }));
   }
 
-  const offLang = i18n.onLang(() => { if (module && module.relabel) module.relabel(); render(); });
+  const offLang = i18n.onLang(() => { screen.call('relabel'); render(); });
   (async () => {
     await refresh();
     if (destroyed) return;
@@ -302,7 +295,7 @@ export function spectateScreen(env, gameId) {
       clearInterval(clock);
       clearTimeout(pending);
       if (watch) watch.stop();
-      if (module && module.destroy) module.destroy();
+      screen.destroy();
     },
   };
 }
