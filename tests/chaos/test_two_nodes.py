@@ -224,7 +224,8 @@ class Gateway:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/healthz", timeout=10) as r:
                     return int(r.status), json.loads(r.read())
             except urllib.error.HTTPError as err:
-                return err.code, json.loads(err.read() or b"{}")
+                with err:
+                    return err.code, json.loads(err.read() or b"{}")
         return await asyncio.to_thread(get)
 
     def stop(self, timeout_s: float = 30.0) -> int | None:

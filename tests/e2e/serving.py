@@ -9,9 +9,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -22,15 +24,37 @@ from services.cluster import free_port
 EXE = str(Path(sys.executable).with_name("archipelago"))
 
 
-def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 60.0) -> float:
+class ServeProcess(subprocess.Popen[str]):
+    """`archipelago serve` with its output (stdout and stderr) read line by line as it comes, so the pipe
+    never fills and is closed at its end: :attr:`lines` so far, :meth:`output` whole once it exited."""
+
+    def __init__(self, args: list[str], **kwargs: Any) -> None:
+        super().__init__(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kwargs)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, name="serve-output", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.stdout is not None
+        with self.stdout:
+            for line in self.stdout:
+                self.lines.append(line)
+
+    def output(self, wait_s: float = 30.0) -> str:
+        """What serve wrote so far; once it has exited, all of it (its pipe read to the end)."""
+        if self.poll() is not None:
+            self._reader.join(wait_s)
+        return "".join(self.lines)
+
+
+def wait_healthy(address: str, proc: ServeProcess, timeout_s: float = 60.0) -> float:
     """Seconds until the server answers gRPC health SERVING (fails if it exits or takes > timeout)."""
     start = time.monotonic()
     with grpc.insecure_channel(address) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             if proc.poll() is not None:
-                output = proc.stdout.read() if proc.stdout else ""
-                raise AssertionError(f"serve exited with {proc.returncode}: {output}")
+                raise AssertionError(f"serve exited with {proc.returncode}: {proc.output()}")
             try:
                 resp = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0, wait_for_ready=True)
                 if resp.status == health_pb2.HealthCheckResponse.SERVING:
@@ -42,7 +66,7 @@ def wait_healthy(address: str, proc: subprocess.Popen[str], timeout_s: float = 6
 
 @contextlib.contextmanager
 def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()
-            ) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+            ) -> Iterator[tuple[str, str, ServeProcess]]:
     """`archipelago serve` started in ``cwd`` on free ports (not yet waited for): (gRPC address, HTTP
     URL, process); stopped with SIGTERM (killed after 30 s) on the way out. The per-address limits
     are off (every test calls from 127.0.0.1) unless ``extra_env`` sets them."""
@@ -56,9 +80,8 @@ def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str,
     env["ARCHIPELAGO_RAY_METRICS_PORT"] = "0"
     env.update(extra_env or {})
     env["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are bounded
-    proc = subprocess.Popen([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                             "--data-dir", "var", *args], env=env, text=True, cwd=cwd,  # relative, as make run
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = ServeProcess([EXE, "serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
+                         "--data-dir", "var", *args], env=env, cwd=cwd)  # (data dir relative, as make run)
     try:
         yield f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{http_port}", proc
     finally:
@@ -68,10 +91,11 @@ def serving(cwd: Path, extra_env: dict[str, str] | None = None, args: tuple[str,
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        proc.output()  # (the reader has met the pipe's end and closed it)
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+def served(tmp_path: Path) -> Iterator[tuple[str, str, ServeProcess]]:
     with serving(tmp_path) as parts:
         yield parts
 

@@ -102,7 +102,7 @@ async def test_an_operator_lists_inspects_and_ends_a_game_with_the_cli(tmp_path:
         wrong.write_text(secret[1])  # a player's secret is not the operator token
         rc, refused = await run("admin", "shards", "--server", http, "--token-file", str(wrong))
         assert rc == 2 and "auth/unauthenticated" in refused and "not the operator token" in refused, refused
-    log = proc.stdout.read() if proc.stdout else ""  # (serve has stopped: all it wrote)
+    log = proc.output()  # (serve has stopped: all it wrote)
     assert f"game {game_id[1]} ended by an operator (reason: {reason!r})" in log, log[-2000:]
     assert token not in log
     assert "admin: /admin/ on the HTTP port" in log  # serve says the door is open

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
 import urllib.request
 
 import pytest
 
-from tests.e2e.serving import run, served, wait_healthy
+from tests.e2e.serving import ServeProcess, run, served, wait_healthy
 
 __all__ = ["served"]  # the fixture
 
 pytestmark = pytest.mark.e2e
 
 
+def read(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return str(resp.read().decode())
+
+
 async def test_serve_create_and_two_bots_play_salvo_to_the_end(
-        served: tuple[str, str, subprocess.Popen[str]]) -> None:
+        served: tuple[str, str, ServeProcess]) -> None:
     address, http, proc = served
     await asyncio.to_thread(wait_healthy, address, proc)
     code_, out = await run("create", "salvo", "--speed", "20", "--server", address)
@@ -37,10 +41,10 @@ async def test_serve_create_and_two_bots_play_salvo_to_the_end(
     assert ends[0] and ends[1], (host, guest)
     assert ends[0][1] == ends[1][1] and (ends[0][1] is None or {ends[0][2], ends[1][2]} == {"win", "lose"}), ends
     # the operator's view: one scrape shows the gateway's and every shard's metrics
-    text = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{http}/metrics", timeout=30).read().decode())
+    text = await asyncio.to_thread(read, f"{http}/metrics")
     closed = [line for line in text.splitlines() if line.startswith("archipelago_rounds_closed_total{")]
     assert closed and all('shard="shard-' in line for line in closed)
     assert sum(float(line.rsplit(" ", 1)[1]) for line in closed) >= 2  # placement and at least one salvo
     assert 'archipelago_requests_total{code="ok",door="grpc",method="SubmitOrders",status="OK"}' in text
-    health = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{http}/healthz", timeout=30).read().decode())
+    health = await asyncio.to_thread(read, f"{http}/healthz")
     assert '"status":"ok"' in health

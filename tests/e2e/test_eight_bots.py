@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
 
 import pytest
 
-from tests.e2e.serving import run, served, wait_healthy
+from tests.e2e.serving import ServeProcess, run, served, wait_healthy
 
 __all__ = ["served"]  # the fixture
 
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_a1_eight_bots_play_an_eight_player_game_to_the_end(
-        served: tuple[str, str, subprocess.Popen[str]]) -> None:
+        served: tuple[str, str, ServeProcess]) -> None:
     address, _http, proc = served
     await asyncio.to_thread(wait_healthy, address, proc)
     # 30 s rounds: rounds close early once the eight have submitted (A17); on a loaded machine, where a

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 
 from client.grpc_client import Client
 from client.notify_cmd import SIGNATURE_RECIPE
-from tests.e2e.serving import run, serving, wait_healthy
+from tests.e2e.serving import ServeProcess, run, serving, wait_healthy
 from tests.notify.receivers import WebhookReceiver
 
 pytestmark = pytest.mark.e2e
@@ -30,7 +29,7 @@ def hooks() -> Iterator[WebhookReceiver]:
 
 @pytest.fixture(scope="module")
 def served_notify(tmp_path_factory: pytest.TempPathFactory, hooks: WebhookReceiver
-                  ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+                  ) -> Iterator[tuple[str, ServeProcess]]:
     """`archipelago serve` whose delivery workers trust the receiver (module-wide: one server)."""
     with serving(tmp_path_factory.mktemp("notify-serve"), hooks.env()) as (address, _http, proc):
         wait_healthy(address, proc)
@@ -38,7 +37,7 @@ def served_notify(tmp_path_factory: pytest.TempPathFactory, hooks: WebhookReceiv
 
 
 async def test_notify_cli_sets_a_webhook_whose_deliveries_are_signed_with_the_secret_it_printed_once(
-        served_notify: tuple[str, subprocess.Popen[str]], hooks: WebhookReceiver, tmp_path: Path) -> None:
+        served_notify: tuple[str, ServeProcess], hooks: WebhookReceiver, tmp_path: Path) -> None:
     address, _proc = served_notify
     code_, out = await run("create", "salvo", "--speed", "120", "--server", address)
     assert code_ == 0, out

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import os
 import random
-import subprocess
 import sys
 from dataclasses import dataclass, field
 
@@ -30,7 +29,7 @@ from client.grpc_client import Client
 from client.views import view_dict
 from client.web_client import WebClient
 from engine import get_game
-from tests.e2e.serving import served, wait_healthy
+from tests.e2e.serving import ServeProcess, served, wait_healthy
 
 __all__ = ["served"]  # the fixture
 
@@ -113,7 +112,7 @@ async def check_player(p: Player, rnd: random.Random) -> None:
 
 
 async def test_every_stream_gets_every_update_once_and_resumes_exactly(
-        served: tuple[str, str, subprocess.Popen[str]]) -> None:
+        served: tuple[str, str, ServeProcess]) -> None:
     address, http, proc = served
     await asyncio.to_thread(wait_healthy, address, proc)
     players: list[Player] = []

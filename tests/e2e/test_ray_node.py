@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -66,12 +65,8 @@ def scrape(port: int) -> str:
 async def test_serve_exports_rays_metrics_on_its_port_and_keeps_rays_logs_out_of_its_own(tmp_path: Path) -> None:
     port = free_port()
     env = {RAY_METRICS_PORT_ENV: str(port), "RAY_LOG_TO_STDERR": "1"}
-    lines: list[str] = []
     with serving(tmp_path, extra_env=env) as (address, _http, proc):
-        stdout = proc.stdout
-        assert stdout is not None
-        reader = threading.Thread(target=lambda: lines.extend(iter(stdout.readline, "")), daemon=True)
-        reader.start()
+        lines = proc.lines  # (read as serve writes them)
         await asyncio.to_thread(wait_healthy, address, proc)
         said = next((line for line in lines if "Ray's own metrics on" in line), "")
         assert f"http://127.0.0.1:{port}/metrics" in said and RAY_METRICS_PORT_ENV in said, lines
@@ -90,8 +85,7 @@ async def test_serve_exports_rays_metrics_on_its_port_and_keeps_rays_logs_out_of
         while "[state-dump]" not in (raylet.read_text() if raylet.exists() else ""):  # (every 10 s)
             assert time.monotonic() < deadline, f"the raylet never dumped its state in {raylet}"
             await asyncio.sleep(0.5)
-    reader.join(timeout=30)
-    out = "".join(lines)
+    out = proc.output()
     assert "RAY_LOG_TO_STDERR ignored" in out, out[-3000:]
     noise = [line for line in lines if "[state-dump]" in line or re.search(r"\((raylet|gcs_server)\)", line)
              or "Heartbeat" in line]

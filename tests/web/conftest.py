@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.e2e.serving import serving, wait_healthy
+from tests.e2e.serving import ServeProcess, serving, wait_healthy
 from tests.waits import until as until  # (re-exported: the browser tests import it from here)
 
 pytestmark = pytest.mark.e2e
@@ -50,7 +49,7 @@ VIEWPORTS: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 860},
 class Served:
     url: str  # http://127.0.0.1:<port>
     grpc: str  # 127.0.0.1:<port>
-    proc: subprocess.Popen[str]
+    proc: ServeProcess
 
 
 @pytest.fixture(scope="session")

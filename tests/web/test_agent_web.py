@@ -35,7 +35,8 @@ def refused(url: str, rpc: str, body: dict[str, Any], secret: str) -> int:
     """The HTTP status of a call that must be refused."""
     with pytest.raises(urllib.error.HTTPError) as caught:
         post(url, rpc, body, secret)
-    return caught.value.code
+    with caught.value as err:  # (its response closed)
+        return err.code
 
 
 def count_lists(page: Page) -> list[str]:

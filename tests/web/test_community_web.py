@@ -48,7 +48,8 @@ def refused(url: str, rpc: str, body: dict[str, Any], secret: str = "") -> dict[
     try:
         post(url, rpc, body, secret)
     except urllib.error.HTTPError as e:
-        error: dict[str, Any] = json.load(e)["error"]
+        with e:
+            error: dict[str, Any] = json.load(e)["error"]
         return error
     raise AssertionError(f"{rpc} was not refused")
 
@@ -288,7 +289,7 @@ def test_play_now_lands_two_devices_in_one_game_a_third_watches_it_live_then_rep
         carol.click("#replay-download")
     download = got.value
     assert download.suggested_filename.endswith(".jsonl")
-    lines = [json.loads(line) for line in open(download.path(), encoding="utf-8").read().splitlines() if line]
+    lines = [json.loads(line) for line in download.path().read_text(encoding="utf-8").splitlines() if line]
     assert lines and all(isinstance(x, dict) for x in lines)
 
 

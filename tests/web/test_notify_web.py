@@ -115,7 +115,8 @@ def place_at_random(url: str, game: dict[str, Any], who: str) -> None:
         post(url, "Game/SubmitOrders", {"game_id": game["id"], "version": v["version"],
                                         "salvo": {"random_placement": True}}, game[who])
     except urllib.error.HTTPError as exc:
-        raise AssertionError(f"{who}'s placement refused: {exc.read().decode()}") from exc
+        with exc:
+            raise AssertionError(f"{who}'s placement refused: {exc.read().decode()}") from exc
 
 
 def settings(url: str, game: dict[str, Any]) -> dict[str, Any]:
