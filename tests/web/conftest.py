@@ -22,6 +22,8 @@ from playwright.sync_api import (
     Browser,
     BrowserContext,
     ConsoleMessage,
+    FloatRect,
+    Locator,
     Page,
     Playwright,
     Request,
@@ -176,6 +178,13 @@ def post(base_url: str, rpc: str, body: dict[str, Any], secret: str = "") -> dic
     with urllib.request.urlopen(req, timeout=20) as resp:
         answer: dict[str, Any] = json.load(resp)
         return answer
+
+
+def box_of(locator: Locator, what: str) -> FloatRect:
+    """The element's box once it stands drawn: a board drawn again (a new view, the language set) has
+    no box for a moment between two of Playwright's calls, the old element gone, the new one not yet."""
+    got: FloatRect = until(locator.bounding_box, f"{what} drawn", timeout_s=5)
+    return got
 
 
 def shot(page: Page, name: str) -> Path:

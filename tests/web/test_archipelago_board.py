@@ -23,7 +23,7 @@ import pytest
 from google.protobuf import json_format
 from playwright.sync_api import FloatRect, Page, Route, expect
 
-from tests.web.conftest import OpenPage, Served, post, shot
+from tests.web.conftest import OpenPage, Served, box_of, post, shot
 
 pytestmark = pytest.mark.e2e
 
@@ -346,7 +346,7 @@ def test_w5_zoom_buttons_wheel_and_drag_change_the_view_and_a_click_selects_a_ti
     # the first view frames the own units at a legible size (issue 22; tests/web/test_layout_web.py)
     expect(page.locator("#arch-board .u rect").first).to_be_visible()  # (the units are drawn after the tiles)
     box = board.bounding_box()
-    chip = page.locator("#arch-board .u rect").first.bounding_box()
+    chip = box_of(page.locator("#arch-board .u rect").first, "a unit chip")
     assert box and chip and chip["height"] >= 16
     fitted = scale(page)
     zoom = page.locator("#arch-board .zoom")
@@ -436,7 +436,7 @@ def test_w8_enemy_tab_lists_units_seen_and_a_click_centres_the_board_on_one(
         assert f"seen {n} round" in (mark.locator("title").text_content() or "")
         page.click("#zoom-in")
         row.click()
-        x, y = centre(tile_rect(page, entry["tile"]).bounding_box())
+        x, y = centre(box_of(tile_rect(page, entry["tile"]), "a tile"))
         bx, by = centre(board)
         by -= band / 2
         assert abs(x - bx) < 2 and abs(y - by) < 2, "the board is centred on the entry"
@@ -444,7 +444,7 @@ def test_w8_enemy_tab_lists_units_seen_and_a_click_centres_the_board_on_one(
         page.locator(f"#enemy-log li[data-enemy='{enemy['id']}']").click()
         mark = page.locator(f"#arch-board [data-enemy='{enemy['id']}']")
         expect(mark).to_have_class(re.compile(r"\bflash\b"))
-        x, y = centre(tile_rect(page, enemy["tile"]).bounding_box())
+        x, y = centre(box_of(tile_rect(page, enemy["tile"]), "a tile"))
         bx, by = centre(board)
         by -= band / 2
         assert abs(x - bx) < 2 and abs(y - by) < 2
@@ -514,7 +514,7 @@ def test_w13_phone_in_hebrew_board_fills_the_width_tabs_below_done_always_reacha
     board = page.locator("#arch-board").bounding_box()
     assert board and board["width"] >= 390 - 40
     expect(page.locator("#arch-board .u rect").first).to_be_visible()  # (the units are drawn after the tiles)
-    chip = page.locator("#arch-board .u rect").first.bounding_box()  # legible at the first zoom (issue 22)
+    chip = box_of(page.locator("#arch-board .u rect").first, "a unit chip")  # legible at the first zoom (issue 22)
     assert chip and chip["height"] >= 16
     tabs = page.locator("[role=tablist]").bounding_box()
     assert tabs and tabs["y"] >= board["y"] + board["height"], "the tabs go below the board"
