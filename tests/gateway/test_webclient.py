@@ -96,9 +96,14 @@ def test_w13_english_and_hebrew_have_the_same_strings() -> None:
 def test_w13_every_string_the_code_asks_for_is_translated() -> None:
     known = set().union(*_keys("en").values())
     asked: set[str] = set()
+    pairs = 0
     for js in (STATIC / "js").glob("*.js"):
-        asked |= set(re.findall(r"\bt\(\s*'([a-z_]+(?:\.[a-z0-9_/]+)+)'", js.read_text()))
+        text = js.read_text()
+        asked |= set(re.findall(r"\bt\(\s*'([a-z_]+(?:\.[a-z0-9_/]+)+)'", text))
+        labelled = re.findall(r"\[\w+, '([a-z_]+(?:\.[a-z0-9_/]+)+)'\]", text)  # dom.words(t, [[el, key], …])
+        asked |= set(labelled)
+        pairs += len(labelled)
     html = (STATIC / "index.html").read_text()
     asked |= set(re.findall(r'data-t="([^"]+)"', html))
-    assert asked, "the scan found the t('…') calls"
+    assert asked and pairs, "the scan found the t('…') calls and the words(t, …) pairs"
     assert not sorted(asked - known)

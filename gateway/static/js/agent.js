@@ -7,6 +7,8 @@
 // storage), until the player hides it or leaves. The list is read when the panel is first seen and
 // after each change, not on every view.
 
+import { words } from './dom.js';
+
 let MAX_TOKENS = 5; // live tokens per player, until ListAgentTokens says (its max_tokens)
 const MAX_LABEL = 40;
 
@@ -81,26 +83,14 @@ export function agentPanel(ctx) {
 
   // ---------------------------------------------------------------- words
   function labels() {
-    title.textContent = t('agent.title');
-    intro.textContent = t('agent.intro');
-    privacy.textContent = t('agent.private');
-    urlLabel.textContent = t('agent.url');
-    urlCopy.textContent = t('common.copy');
+    words(t, [[title, 'agent.title'], [intro, 'agent.intro'], [privacy, 'agent.private'], [urlLabel, 'agent.url'],
+      [urlCopy, 'common.copy'], [urlHelp, 'agent.url_help'], [labelName, 'agent.label'], [create, 'agent.create'],
+      [newTitle, 'agent.new_title'], [newWarning, 'agent.new_warning'], [tokenLabel, 'agent.token'],
+      [tokenCopy, 'common.copy'], [configHelp, 'agent.config'], [configCopy, 'agent.config_copy'],
+      [hide, 'agent.hide'], [listTitle, 'agent.tokens'], [empty, 'agent.none']]);
     urlCopy.setAttribute('aria-label', t('agent.url_copy'));
-    urlHelp.textContent = t('agent.url_help');
-    labelName.textContent = t('agent.label');
     label.placeholder = t('agent.label_placeholder');
-    create.textContent = t('agent.create');
-    newTitle.textContent = t('agent.new_title');
-    newWarning.textContent = t('agent.new_warning');
-    tokenLabel.textContent = t('agent.token');
-    tokenCopy.textContent = t('common.copy');
     tokenCopy.setAttribute('aria-label', t('agent.token_copy'));
-    configHelp.textContent = t('agent.config');
-    configCopy.textContent = t('agent.config_copy');
-    hide.textContent = t('agent.hide');
-    listTitle.textContent = t('agent.tokens');
-    empty.textContent = t('agent.none');
     fullNote.textContent = t('agent.full', { max: MAX_TOKENS });
   }
 

@@ -7,7 +7,7 @@ import { call, randomId, Watch } from './api.js';
 import * as community from './community.js';
 import { fill, h, s } from './dom.js';
 import { errorNode } from './errors.js';
-import { GAMES, gameOf, screenHost } from './games.js';
+import { applyPresence, clockText, GAMES, gameOf, screenHost, viewLoader } from './games.js';
 import * as i18n from './i18n.js';
 import { notifyPanel } from './notify.js';
 import { seatColor } from './seats.js';
@@ -344,8 +344,6 @@ function gameScreen(gameId) {
   let watch = null;
   let destroyed = false;
   const screen = screenHost(() => destroyed); // this game's screen module (js/games.js)
-  let refreshing = null;
-  let again = false;
   const chats = [];
   const outboxKey = `archipelago.outbox.${gameId}`;
   const leftKey = `archipelago.screen.${gameId}.left`; // when this page was last left mid-game
@@ -389,37 +387,22 @@ function gameScreen(gameId) {
   };
   const showGameError = (anchor, err) => showError(anchor, err, errorEnv);
 
-  async function refresh() {
-    if (refreshing) { again = true; return refreshing; }
-    refreshing = (async () => {
-      do {
-        again = false;
-        try {
-          view = await api('Game/GetView', {});
-          render();
-        } catch (err) {
-          if (err.offline) setNet('offline');
-          else showGameError(header, err);
-        }
-      } while (again && !destroyed);
-    })();
-    try { await refreshing; } finally { refreshing = null; }
-  }
-
-  let pending = null; // coalesce bursts of updates into one GetView
-  function refreshSoon() {
-    if (pending) return;
-    pending = setTimeout(() => { pending = null; if (!destroyed) refresh(); }, 30);
-  }
+  const loader = viewLoader(async () => { // (bursts of updates coalesced into one GetView)
+    try {
+      view = await api('Game/GetView', {});
+      render();
+    } catch (err) {
+      if (err.offline) setNet('offline');
+      else showGameError(header, err);
+    }
+  }, () => destroyed);
+  const refresh = loader.now;
+  const refreshSoon = loader.soon;
 
   function onUpdate(u) {
     notify.update(u); // (a hidden page tells its player of its turn itself)
     screen.call('update', u); // (a screen may show updates itself, e.g. a log)
-    if (u.kind === 'connected' || u.kind === 'disconnected') {
-      const p = view && (view.players || []).find((x) => x.seat === u.seat);
-      if (p) { p.connected = u.kind === 'connected'; renderSide(); }
-      return;
-    }
+    if (applyPresence(view, u)) { renderSide(); return; }
     if (u.kind === 'chat' && u.chat) {
       chats.push({ ...u.chat, round: u.round });
       if (chats.length > 200) chats.shift();
@@ -662,10 +645,7 @@ function gameScreen(gameId) {
     const ms = Number(view.deadline_unix_ms || 0) - Date.now();
     if (!Number(view.deadline_unix_ms) || view.status !== 'GAME_STATUS_RUNNING') { el.textContent = ''; return; }
     const secs = Math.max(0, Math.ceil(ms / 1000));
-    const hh = Math.floor(secs / 3600);
-    const mm = Math.floor((secs % 3600) / 60);
-    const ss = String(secs % 60).padStart(2, '0');
-    el.textContent = hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+    el.textContent = clockText(secs);
     el.classList.toggle('urgent', secs <= 10);
   }
 
@@ -870,12 +850,6 @@ function gameScreen(gameId) {
       h('a', { href: '/', 'data-nav': true, class: 'button' }, t('over.new_game')));
   }
 
-  async function renderModule() {
-    if (view.status === 'GAME_STATUS_LOBBY') { area.hidden = true; return; }
-    area.hidden = false;
-    await screen.show(view, area, ctx);
-  }
-
   function render() {
     if (!view || destroyed) return;
     renderHeader();
@@ -885,7 +859,7 @@ function gameScreen(gameId) {
     renderOver();
     notify.render(view);
     document.title = `${t(`game.${view.game}`)} · ${view.code}`;
-    renderModule().then(renderNotices).catch((err) => showError(header, { code: 'server/internal', reason: String(err) }));
+    screen.show(view, area, ctx).then(renderNotices).catch((err) => showError(header, { code: 'server/internal', reason: String(err) }));
   }
 
   // ---------------------------------------------------------------- back after a reload or away
@@ -960,7 +934,7 @@ function gameScreen(gameId) {
       clearTimeout(draftTimer);
       clearInterval(clock);
       clearTimeout(retryTimer);
-      clearTimeout(pending);
+      loader.cancel();
       if (watch) watch.stop();
       notify.destroy();
       screen.destroy();

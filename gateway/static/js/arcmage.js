@@ -15,6 +15,7 @@
 // no autopilot notice, no agent panel, nothing kept in this browser's storage.
 import { agentPanel } from './agent.js';
 import { fill } from './dom.js';
+import { clockText } from './games.js';
 import { has } from './i18n.js';
 
 const FACTIONS = ['Gaian', 'Dark Legion', 'Red Banner', 'House of Nobles', 'The Empire'];
@@ -626,9 +627,7 @@ export function createScreen(el, ctx) {
     const until = Number(step().deadline_unix_ms || 0);
     if (!until || view.status !== 'GAME_STATUS_RUNNING') { box.textContent = ''; return; }
     const secs = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-    const mm = Math.floor(secs / 60);
-    const text = mm >= 60 ? `${Math.floor(mm / 60)}:${String(mm % 60).padStart(2, '0')}:${String(secs % 60).padStart(2, '0')}`
-      : `${mm}:${String(secs % 60).padStart(2, '0')}`;
+    const text = clockText(secs);
     if (box.textContent !== text) box.textContent = text;
     box.classList.toggle('urgent', secs <= 5);
     box.dataset.secs = String(secs);

@@ -39,3 +39,8 @@ export function fill(el, ...children) {
   append(el, children);
   return el;
 }
+
+// Each element's text set to its i18n key's words: words(t, [[el, key], …]).
+export function words(t, pairs) {
+  for (const [el, key] of pairs) el.textContent = t(key);
+}

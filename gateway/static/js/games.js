@@ -58,15 +58,18 @@ function deckSelect(h, t, id, withDefault) {
 export const gameOf = (kind) => GAMES[kind] || null;
 
 // The screen of a game on a page (the game page, a spectator's, a replay's): its kind's screen
-// module, loaded when a view of that kind first comes (load() is awaited: `gone()` says whether the
-// page was left meanwhile) and rendered with every view after. call(name, ...args): the module's
-// optional hook `name` (update, relabel, describeField, …) if it has one, else undefined.
+// module in `area`, loaded when a view of that kind first comes (load() is awaited: `gone()` says
+// whether the page was left meanwhile) and rendered with every view after; a lobby has none (`area`
+// hidden). call(name, ...args): the module's optional hook `name` (update, relabel, describeField, …)
+// if it has one, else undefined.
 export function screenHost(gone) {
   let module = null;
   let kind = '';
   return {
     get current() { return module; },
     async show(view, area, ctx) {
+      area.hidden = view.status === 'GAME_STATUS_LOBBY'; // (a lobby has no board yet)
+      if (area.hidden) return;
       if (kind !== view.game && GAMES[view.game]) {
         kind = view.game;
         const mod = await GAMES[view.game].load();
@@ -83,4 +86,45 @@ export function screenHost(gone) {
       module = null;
     },
   };
+}
+
+// A game page's view kept fresh: load() fetches and draws it (catching its own errors). now() runs
+// it — called while it runs, it runs once more after (never two at once); soon() runs it 30 ms later,
+// a burst of updates making one fetch; cancel() drops a soon() not yet run. gone(): the page was left.
+export function viewLoader(load, gone) {
+  let running = null;
+  let again = false;
+  let pending = null;
+  async function now() {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      do {
+        again = false;
+        await load();
+      } while (again && !gone());
+    })();
+    try { await running; } finally { running = null; }
+  }
+  function soon() {
+    if (pending) return;
+    pending = setTimeout(() => { pending = null; if (!gone()) now(); }, 30);
+  }
+  function cancel() { clearTimeout(pending); pending = null; }
+  return { now, soon, cancel };
+}
+
+// A presence update (a seat connected or left) applied to the view's players; false for any other.
+export function applyPresence(view, u) {
+  if (u.kind !== 'connected' && u.kind !== 'disconnected') return false;
+  const p = view && (view.players || []).find((x) => x.seat === u.seat);
+  if (p) p.connected = u.kind === 'connected';
+  return true;
+}
+
+// The time left on a clock: "m:ss", or "h:mm:ss" from an hour.
+export function clockText(secs) {
+  const hh = Math.floor(secs / 3600);
+  const mm = Math.floor((secs % 3600) / 60);
+  const ss = String(secs % 60).padStart(2, '0');
+  return hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
 }

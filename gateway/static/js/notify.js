@@ -13,6 +13,7 @@
 //   so that the push for the same thing replaces this one rather than doubling it.
 // Nothing secret is kept: the signing secret is in memory until hidden, addresses come back masked.
 import { randomId } from './api.js';
+import { words } from './dom.js';
 
 const OFFER_KEY = 'archipelago.notify.offer'; // "on" | "later": the offer was answered (never again)
 const deviceKey = (gameId) => `archipelago.notify.device.${gameId}`; // this browser subscribed to the game
@@ -129,39 +130,21 @@ export function notifyPanel(ctx) {
 
   // ---------------------------------------------------------------- words
   function labels() {
+    words(t, [[title, 'notify.title'], [intro, 'notify.intro'], [loadingLine, 'notify.loading'],
+      [pushTitle, 'notify.push.title'], [pushHelp, 'notify.push.help'], [pushOn, 'notify.push.on'],
+      [pushOff, 'notify.push.off'], [hookTitle, 'notify.webhook.title'], [hookHelp, 'notify.webhook.help'],
+      [hookLabel, 'notify.webhook.url'], [hookSame, 'notify.webhook.same_url'], [hookSet, 'notify.webhook.set'],
+      [hookRemove, 'notify.webhook.remove'], [secretTitle, 'notify.webhook.secret_title'],
+      [secretHint, 'notify.webhook.secret_hint'], [secretCopy, 'common.copy'],
+      [secretHide, 'notify.webhook.secret_hide'], [mailTitle, 'notify.email.title'], [mailHelp, 'notify.email.help'],
+      [mailLabel, 'notify.email.address'], [mailSame, 'notify.email.same_address'], [mailSet, 'notify.email.set'],
+      [mailRemove, 'notify.email.remove'], [offerTitle, 'notify.offer.title'], [offerBody, 'notify.offer.body'],
+      [offerHint, 'notify.offer.later_hint'], [offerOn, 'notify.offer.on'], [offerLater, 'notify.offer.later']]);
     button.textContent = `🔔 ${t('notify.open')}`;
     button.setAttribute('aria-label', t('notify.open_label'));
     button.title = t('notify.open_label');
-    title.textContent = t('notify.title');
     close.textContent = '✕';
     close.setAttribute('aria-label', t('notify.close'));
-    intro.textContent = t('notify.intro');
-    loadingLine.textContent = t('notify.loading');
-    pushTitle.textContent = t('notify.push.title');
-    pushHelp.textContent = t('notify.push.help');
-    pushOn.textContent = t('notify.push.on');
-    pushOff.textContent = t('notify.push.off');
-    hookTitle.textContent = t('notify.webhook.title');
-    hookHelp.textContent = t('notify.webhook.help');
-    hookLabel.textContent = t('notify.webhook.url');
-    hookSame.textContent = t('notify.webhook.same_url');
-    hookSet.textContent = t('notify.webhook.set');
-    hookRemove.textContent = t('notify.webhook.remove');
-    secretTitle.textContent = t('notify.webhook.secret_title');
-    secretHint.textContent = t('notify.webhook.secret_hint');
-    secretCopy.textContent = t('common.copy');
-    secretHide.textContent = t('notify.webhook.secret_hide');
-    mailTitle.textContent = t('notify.email.title');
-    mailHelp.textContent = t('notify.email.help');
-    mailLabel.textContent = t('notify.email.address');
-    mailSame.textContent = t('notify.email.same_address');
-    mailSet.textContent = t('notify.email.set');
-    mailRemove.textContent = t('notify.email.remove');
-    offerTitle.textContent = t('notify.offer.title');
-    offerBody.textContent = t('notify.offer.body');
-    offerHint.textContent = t('notify.offer.later_hint');
-    offerOn.textContent = t('notify.offer.on');
-    offerLater.textContent = t('notify.offer.later');
   }
 
   // ---------------------------------------------------------------- drawing the model

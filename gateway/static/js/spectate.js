@@ -7,7 +7,7 @@
 import { call, SPECTATE, Watch } from './api.js';
 import { fill, h, s } from './dom.js';
 import { errorNode } from './errors.js';
-import { gameOf, screenHost } from './games.js';
+import { applyPresence, clockText, gameOf, screenHost, viewLoader } from './games.js';
 import * as i18n from './i18n.js';
 import { seatColor } from './seats.js';
 
@@ -102,9 +102,6 @@ export function spectateScreen(env, gameId) {
   let watch = null;
   let destroyed = false;
   const screen = screenHost(() => destroyed); // the game's screen module (js/games.js)
-  let pending = null;
-  let refreshing = null;
-  let again = false;
   let chats = [];
   let chatsRead = false;
 
@@ -135,34 +132,25 @@ export function spectateScreen(env, gameId) {
   const ctx = readOnlyCtx({ gameId, env, getView: () => view, chats: () => chats, history });
   const nameOf = ctx.nameOf;
 
-  async function refresh() {
-    if (refreshing) { again = true; return refreshing; }
-    refreshing = (async () => {
-      do {
-        again = false;
-        try {
-          view = await call('Community/GetSpectatorView', { game_id: gameId });
-          render();
-        } catch (err) {
-          if (destroyed) return;
-          if (err && err.code === 'lookup/not_found') {
-            fill(env.main, h('section', { class: 'card', id: 'not-found', 'data-kind': 'watch' },
-              h('h2', {}, t('community.spectate.not_found_title')), h('p', {}, t('community.spectate.not_found')),
-              h('p', {}, h('a', { href: '/watch', 'data-nav': true, class: 'button' }, t('community.watch.title')))));
-            destroyed = true;
-            if (watch) watch.stop();
-            return;
-          }
-          if (err && err.offline) env.setNet('offline'); else env.showError(header, err);
-        }
-      } while (again && !destroyed);
-    })();
-    try { await refreshing; } finally { refreshing = null; }
-  }
-  function refreshSoon() {
-    if (pending) return;
-    pending = setTimeout(() => { pending = null; if (!destroyed) refresh(); }, 30);
-  }
+  const loader = viewLoader(async () => {
+    try {
+      view = await call('Community/GetSpectatorView', { game_id: gameId });
+      render();
+    } catch (err) {
+      if (destroyed) return;
+      if (err && err.code === 'lookup/not_found') {
+        fill(env.main, h('section', { class: 'card', id: 'not-found', 'data-kind': 'watch' },
+          h('h2', {}, t('community.spectate.not_found_title')), h('p', {}, t('community.spectate.not_found')),
+          h('p', {}, h('a', { href: '/watch', 'data-nav': true, class: 'button' }, t('community.watch.title')))));
+        destroyed = true;
+        if (watch) watch.stop();
+        return;
+      }
+      if (err && err.offline) env.setNet('offline'); else env.showError(header, err);
+    }
+  }, () => destroyed);
+  const refresh = loader.now;
+  const refreshSoon = loader.soon;
 
   const addChat = (u) => {
     if (!u.chat || (u.chat.to !== undefined && u.chat.to !== null)) return; // (a spectator gets only the chat to all)
@@ -172,11 +160,7 @@ export function spectateScreen(env, gameId) {
 
   function onUpdate(u) {
     screen.call('update', u);
-    if (u.kind === 'connected' || u.kind === 'disconnected') {
-      const p = view && (view.players || []).find((x) => x.seat === u.seat);
-      if (p) { p.connected = u.kind === 'connected'; renderSide(); }
-      return;
-    }
+    if (applyPresence(view, u)) { renderSide(); return; }
     if (u.kind === 'chat') { addChat(u); renderChat(); }
     refreshSoon();
   }
@@ -216,10 +200,7 @@ export function spectateScreen(env, gameId) {
     const until = Number(view.deadline_unix_ms || (view.step && view.step.deadline_unix_ms) || 0);
     if (!until || view.status !== 'GAME_STATUS_RUNNING') { el.textContent = ''; return; }
     const secs = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-    const hh = Math.floor(secs / 3600);
-    const mm = Math.floor((secs % 3600) / 60);
-    const ss = String(secs % 60).padStart(2, '0');
-    el.textContent = hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+    el.textContent = clockText(secs);
   }
 
   function renderHeader() {
@@ -263,12 +244,6 @@ export function spectateScreen(env, gameId) {
       h('a', { href: '/watch', 'data-nav': true }, t('community.spectate.more')))));
   }
 
-  async function renderModule() {
-    if (view.status === 'GAME_STATUS_LOBBY') { area.hidden = true; return; }
-    area.hidden = false;
-    await screen.show(view, area, ctx);
-  }
-
   function render() {
     if (!view || destroyed) return;
     renderHeader();
@@ -276,7 +251,7 @@ export function spectateScreen(env, gameId) {
     renderLobby();
     renderOver();
     document.title = `${t('community.spectate.tag')} · ${t(`game.${view.game}`)}`;
-    renderModule().catch((err) => env.showError(header, { code: 'server/internal', reason: String(err) }));
+    screen.show(view, area, ctx).catch((err) => env.showError(header, { code: 'server/internal', reason: String(err) }));
   }
 
   const offLang = i18n.onLang(() => { screen.call('relabel'); render(); });
@@ -293,7 +268,7 @@ export function spectateScreen(env, gameId) {
       destroyed = true;
       offLang();
       clearInterval(clock);
-      clearTimeout(pending);
+      loader.cancel();
       if (watch) watch.stop();
       screen.destroy();
     },
