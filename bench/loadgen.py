@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -402,6 +402,95 @@ async def open_loop(sub: Submitter, seconds: float, rate: float, *, poisson: boo
     return stats
 
 
+# ---------------------------------------------------------------------------------------------- fan-out
+class Fanned(Protocol):
+    """A game the fan-out submits to: its sender's seat and the submission on its way."""
+
+    game_id: str
+    sent_at: float | None  # perf_counter time of the outstanding submission (None: none)
+    seen: int  # the game's streams that have seen it
+
+    @property
+    def sender(self) -> Seat: ...
+
+
+class FanOut:
+    """Drafts submitted at a fixed rate to games taken in turn, one outstanding per game, each timed
+    from its sending until the game's streams saw it (the streams' readers call :meth:`settle`)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+        self.stats = Stats("fanout")
+        self.run = secrets.token_hex(4)
+        self.sent = 0
+        self.busy = 0  # turns skipped: the game's last submission not yet seen
+        self.outstanding = 0
+        self.sending_done = False
+        self.all_seen = asyncio.Event()
+
+    def settle(self, g: Fanned) -> None:
+        """``g``'s submission was seen (or will never be): its next may go."""
+        g.sent_at = None
+        self.outstanding -= 1
+        if self.sending_done and self.outstanding == 0:
+            self.all_seen.set()
+
+    async def submit(self, g: Fanned, i: int) -> None:
+        seat = g.sender
+        req = game_pb2.SubmitOrdersRequest(game_id=g.game_id, version=seat.version,
+                                           idempotency_key=f"{self.run}-{i}", draft=True, salvo=ORDERS)
+        g.sent_at, g.seen = time.perf_counter(), 0
+        self.outstanding += 1
+        self.stats.sent += 1
+        try:
+            await self.conn.game[i % len(self.conn.channels)].SubmitOrders(req, metadata=auth(seat.secret))
+            self.stats.ok += 1
+        except grpc.aio.AioRpcError as err:
+            self.stats.errors[error_code(err)] += 1
+            if g.sent_at is not None:
+                self.settle(g)
+
+    async def paced(self, games: Sequence[Fanned], rate: float, seconds: float) -> int:
+        """Submit to ``games`` in turn at ``rate`` a second for ``seconds``, then wait until every
+        submission was seen (10 s at most); returns how many were never seen."""
+        loop = asyncio.get_running_loop()
+        pend: set[asyncio.Task[None]] = set()
+        t0 = time.perf_counter()
+        end = t0 + seconds
+        next_at = t0
+        while next_at < end and games:
+            g = games[self.sent % len(games)]
+            if g.sent_at is None:
+                task = loop.create_task(self.submit(g, self.sent))
+                pend.add(task)
+                task.add_done_callback(pend.discard)
+            else:
+                self.busy += 1
+            self.sent += 1
+            next_at += 1.0 / rate
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+        self.sending_done = True
+        if self.outstanding == 0:
+            self.all_seen.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.all_seen.wait(), timeout=10.0)
+        return sum(1 for g in games if g.sent_at is not None)
+
+
+async def streams_done(out: Out, result: dict[str, Any], wait_stdin: bool, calls: Sequence[Any],
+                       tasks: Sequence[asyncio.Task[None]]) -> dict[str, Any]:
+    """A streams mode's end: its figures said (``fanout_done``), the streams held until bench.capacity,
+    which measures the gateway meanwhile, says go (``wait_stdin``), then cancelled and their readers
+    awaited."""
+    out.event("fanout_done", **result)
+    if wait_stdin:
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    for call in calls:
+        call.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return result
+
+
 # ---------------------------------------------------------------------------------------------- watch
 @dataclass
 class Pair:
@@ -411,6 +500,11 @@ class Pair:
     a: Seat
     b_secret: str
     sent_at: float | None = None  # perf_counter time of A's outstanding submission
+    seen: int = 0  # (B's stream alone is measured: settled at its first sight)
+
+    @property
+    def sender(self) -> Seat:
+        return self.a
 
 
 async def watch_mode(conn: Conn, streams: int, seconds: float, fanout_rate: float, jobs: int, out: Out,
@@ -453,6 +547,7 @@ async def watch_mode(conn: Conn, streams: int, seconds: float, fanout_rate: floa
     calls: list[Any] = []
     tasks: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
+    fan = FanOut(conn)  # A submits a draft in games taken in turn, at a fixed rate, one outstanding per game
 
     async def reader(k: int, pair: Pair, secret: str, is_b: bool) -> None:
         nonlocal held
@@ -467,7 +562,7 @@ async def watch_mode(conn: Conn, streams: int, seconds: float, fanout_rate: floa
                     fut.set_result(None)
                 if is_b and upd.kind == "submitted" and upd.seat == pair.a.seat and pair.sent_at is not None:
                     fanout.append(time.perf_counter() - pair.sent_at)
-                    settle(pair)
+                    fan.settle(pair)
         except grpc.aio.AioRpcError as err:
             if err.code() != grpc.StatusCode.CANCELLED:
                 opened_fail[error_code(err)] += 1
@@ -495,79 +590,20 @@ async def watch_mode(conn: Conn, streams: int, seconds: float, fanout_rate: floa
     streams_held = held
     out.event("holding", streams=streams_held, games=setup.games, players=setup.players)
 
-    # Fan-out: A submits a draft in games taken in turn, at a fixed rate, one outstanding per game.
-    sub_stats = Stats("fanout")
-    run = secrets.token_hex(4)
-    sent = 0
-    stale = 0
-    outstanding = 0
-    sending_done = False
-    all_seen = asyncio.Event()
-
-    def settle(pair: Pair) -> None:
-        nonlocal outstanding
-        pair.sent_at = None
-        outstanding -= 1
-        if sending_done and outstanding == 0:
-            all_seen.set()
-
-    async def submit(pair: Pair, i: int) -> None:
-        nonlocal outstanding
-        req = game_pb2.SubmitOrdersRequest(game_id=pair.game_id, version=pair.a.version,
-                                           idempotency_key=f"{run}-{i}", draft=True, salvo=ORDERS)
-        pair.sent_at = time.perf_counter()
-        outstanding += 1
-        sub_stats.sent += 1
-        try:
-            await conn.game[i % len(conn.channels)].SubmitOrders(req, metadata=auth(pair.a.secret))
-            sub_stats.ok += 1
-        except grpc.aio.AioRpcError as err:
-            sub_stats.errors[error_code(err)] += 1
-            if pair.sent_at is not None:
-                settle(pair)
-
     def fan_line(el: float) -> str:
         p = percentiles(fanout[-2000:])
-        return (f"{el:5.1f}s  {sub_stats.ok:6d} submitted  {len(fanout):6d} seen on B  "
+        return (f"{el:5.1f}s  {fan.stats.ok:6d} submitted  {len(fanout):6d} seen on B  "
                 f"p50 {p.get('p50_ms', 0):.1f} ms  p99 {p.get('p99_ms', 0):.1f} ms  streams {held}")
 
-    pend: set[asyncio.Task[None]] = set()
     with Progress(f"watch: fan-out at {fanout_rate:.0f}/s under {streams_held} streams", fan_line):
-        t0 = time.perf_counter()
-        end = t0 + seconds
-        next_at = t0
-        order = list(by_game.values())
-        while next_at < end and order:
-            pair = order[sent % len(order)]
-            if pair.sent_at is None:
-                task = loop.create_task(submit(pair, sent))
-                pend.add(task)
-                task.add_done_callback(pend.discard)
-            else:
-                stale += 1
-            sent += 1
-            next_at += 1.0 / fanout_rate
-            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-        # The last submissions' way to B: wait until every one was seen (or 10 s at most).
-        sending_done = True
-        if outstanding == 0:
-            all_seen.set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(all_seen.wait(), timeout=10.0)
-    missing = sum(1 for p in order if p.sent_at is not None)
+        missing = await fan.paced(list(by_game.values()), fanout_rate, seconds)
     result = {"mode": "watch", "streams_wanted": want, "streams_held": streams_held, "streams_held_at_end": held,
               "stream_errors": dict(opened_fail), "games": setup.games, "players": setup.players,
               "setup_failed": setup.failed, "setup_errors": dict(setup.errors), "create_s": create_s,
               "games_per_s": setup.games / create_s if create_s else 0.0,
-              "fanout_rate": fanout_rate, "fanout_seconds": seconds, "submissions": sub_stats.summary(),
-              "fanout": percentiles(fanout), "fanout_missing": missing, "fanout_skipped_busy": stale}
-    out.event("fanout_done", **result)
-    if wait_stdin:  # bench.capacity measures the gateway while the streams are still open, then says go
-        await loop.run_in_executor(None, sys.stdin.readline)
-    for call in calls:
-        call.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return result
+              "fanout_rate": fanout_rate, "fanout_seconds": seconds, "submissions": fan.stats.summary(),
+              "fanout": percentiles(fanout), "fanout_missing": missing, "fanout_skipped_busy": fan.busy}
+    return await streams_done(out, result, wait_stdin, calls, tasks)
 
 
 # ---------------------------------------------------------------------------------------------- spectate
@@ -580,6 +616,10 @@ class Spectated:
     streams: int = 0  # its spectator streams open (first update seen, not ended)
     sent_at: float | None = None  # perf_counter time of the host's outstanding submission
     seen: int = 0  # spectator streams that have seen the outstanding submission's update
+
+    @property
+    def sender(self) -> Seat:
+        return self.host
 
 
 async def spectate_mode(conn: Conn, streams: int, per_game: int, seconds: float, fanout_rate: float, jobs: int,
@@ -620,16 +660,7 @@ async def spectate_mode(conn: Conn, streams: int, per_game: int, seconds: float,
     calls: list[Any] = []
     tasks: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
-    outstanding = 0
-    sending_done = False
-    all_seen = asyncio.Event()
-
-    def settle(g: Spectated) -> None:
-        nonlocal outstanding
-        g.sent_at, g.seen = None, 0
-        outstanding -= 1
-        if sending_done and outstanding == 0:
-            all_seen.set()
+    fan = FanOut(conn)  # the host submits a draft in games taken in turn, at a fixed rate
 
     def saw(g: Spectated, now: float) -> None:
         """One more of ``g``'s streams saw the outstanding submission (or ended): settled once all have."""
@@ -638,7 +669,7 @@ async def spectate_mode(conn: Conn, streams: int, per_game: int, seconds: float,
         g.seen += 1
         if g.seen >= g.streams:
             fanout_last.append(now - g.sent_at)
-            settle(g)
+            fan.settle(g)
 
     async def reader(k: int, g: Spectated) -> None:
         nonlocal held, gaps
@@ -669,7 +700,7 @@ async def spectate_mode(conn: Conn, streams: int, per_game: int, seconds: float,
                 held -= 1
                 g.streams -= 1
                 if g.sent_at is not None and g.seen >= g.streams:  # the others have all seen it (unmeasured)
-                    settle(g)
+                    fan.settle(g)
             else:
                 fut.set_result(None)
 
@@ -689,68 +720,22 @@ async def spectate_mode(conn: Conn, streams: int, per_game: int, seconds: float,
     streams_held = held
     out.event("holding", streams=streams_held, games=setup.games, players=setup.players)
 
-    sub_stats = Stats("fanout")
-    run = secrets.token_hex(4)
-    sent = 0
-    busy = 0
-
-    async def submit(g: Spectated, i: int) -> None:
-        nonlocal outstanding
-        req = game_pb2.SubmitOrdersRequest(game_id=g.game_id, version=g.host.version,
-                                           idempotency_key=f"{run}-{i}", draft=True, salvo=ORDERS)
-        g.sent_at, g.seen = time.perf_counter(), 0
-        outstanding += 1
-        sub_stats.sent += 1
-        try:
-            await conn.game[i % len(conn.channels)].SubmitOrders(req, metadata=auth(g.host.secret))
-            sub_stats.ok += 1
-        except grpc.aio.AioRpcError as err:
-            sub_stats.errors[error_code(err)] += 1
-            if g.sent_at is not None:
-                settle(g)
-
     def fan_line(el: float) -> str:
         p = percentiles(fanout[-5000:])
-        return (f"{el:5.1f}s  {sub_stats.ok:6d} submitted  {len(fanout):7d} seen by spectators  "
+        return (f"{el:5.1f}s  {fan.stats.ok:6d} submitted  {len(fanout):7d} seen by spectators  "
                 f"p50 {p.get('p50_ms', 0):.1f} ms  p99 {p.get('p99_ms', 0):.1f} ms  streams {held}  gaps {gaps}")
 
-    pend: set[asyncio.Task[None]] = set()
     watched = [g for g in games if g.streams > 0]
     with Progress(f"spectate: fan-out at {fanout_rate:.0f}/s under {streams_held} spectator streams", fan_line):
-        t0 = time.perf_counter()
-        end = t0 + seconds
-        next_at = t0
-        while next_at < end and watched:
-            g = watched[sent % len(watched)]
-            if g.sent_at is None:
-                task = loop.create_task(submit(g, sent))
-                pend.add(task)
-                task.add_done_callback(pend.discard)
-            else:
-                busy += 1  # its last submission not yet seen by all its spectators
-            sent += 1
-            next_at += 1.0 / fanout_rate
-            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-        sending_done = True  # the last submissions' way to the spectators: until all seen (10 s at most)
-        if outstanding == 0:
-            all_seen.set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(all_seen.wait(), timeout=10.0)
-    missing = sum(1 for g in watched if g.sent_at is not None)
+        missing = await fan.paced(watched, fanout_rate, seconds)
     result = {"mode": "spectate", "streams_wanted": streams, "streams_held": streams_held,
               "streams_held_at_end": held, "stream_errors": dict(stream_errors), "seq_gaps": gaps,
               "games": setup.games, "per_game": per_game, "players": setup.players, "setup_failed": setup.failed,
               "setup_errors": dict(setup.errors), "create_s": create_s, "open_s": open_s,
               "games_per_s": setup.games / create_s if create_s else 0.0, "fanout_rate": fanout_rate,
-              "fanout_seconds": seconds, "submissions": sub_stats.summary(), "fanout": percentiles(fanout),
-              "fanout_last": percentiles(fanout_last), "fanout_missing": missing, "fanout_skipped_busy": busy}
-    out.event("fanout_done", **result)
-    if wait_stdin:  # bench.capacity measures the gateway while the streams are still open, then says go
-        await loop.run_in_executor(None, sys.stdin.readline)
-    for call in calls:
-        call.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return result
+              "fanout_seconds": seconds, "submissions": fan.stats.summary(), "fanout": percentiles(fanout),
+              "fanout_last": percentiles(fanout_last), "fanout_missing": missing, "fanout_skipped_busy": fan.busy}
+    return await streams_done(out, result, wait_stdin, calls, tasks)
 
 
 # ---------------------------------------------------------------------------------------------- create
