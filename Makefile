@@ -47,6 +47,7 @@ bench: install
 	$(PY) -m bench.path_bench
 	$(PY) -m bench.engine_bench
 	$(PY) -m bench.autopilot_bench
+	$(PY) -m bench.game_memory
 
 clean:
 	rm -rf archipelago var .mypy_cache .ruff_cache .pytest_cache

@@ -326,6 +326,7 @@ def test_m15_m16_m19_arcmage_first_turns_on_a_phone_in_hebrew_and_a_desktop(open
         elif goal == "attack":
             for p in (ann, bob):
                 expect(p.locator("#arc-combat")).to_be_visible()
+                expect(p.locator("#arc-log li[data-kind=attack]").first).to_be_visible()
         elif goal == "intercept":  # M19: both sides learn who blocks whom (the log; the combat, while it lasts)
             combat = av.get("combat") or {}
             blockers = [b for blocks in (combat.get("blocks") or {}).values() for b in blocks["cards"]]
@@ -345,7 +346,9 @@ def test_m15_m16_m19_arcmage_first_turns_on_a_phone_in_hebrew_and_a_desktop(open
             "nothing the player did is called the autopilot's"
         expect(p.locator("#arc-autopilot")).to_be_hidden()
     expect(bob.locator("#arc-log")).to_contain_text(HEBREW)
-    assert {"cast", "attack", "intercept", "turn"} <= set(log_kinds(ann)), log_kinds(ann)
+    # (attack and intercept were seen in the log as they happened: it keeps its last 80 entries, and a
+    # game that takes longer to reach its goals may have pushed them out by now)
+    assert {"cast", "turn"} <= set(log_kinds(ann)), log_kinds(ann)
 
 
 def test_m53_the_page_shows_what_the_autopilot_played_while_the_player_was_away(
