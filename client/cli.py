@@ -364,12 +364,31 @@ def _add_notify(sub: Any) -> None:
     n.set_defaults(fn=lambda a: asyncio.run(_notify(a)))
 
 
+#: options whose value is a secret: a seat's secret is URL-safe base64 and may begin with "-", which
+#: argparse takes for an option of its own ("--secret -xY…": "expected one argument")
+SECRET_OPTIONS = ("--secret",)
+
+
+def join_secret_values(argv: list[str]) -> list[str]:
+    """``--secret VALUE`` as ``--secret=VALUE``, so that a value beginning with "-" is read as the value."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in SECRET_OPTIONS and i + 1 < len(argv):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv[:1] == ["serve"]:  # the server's command, flags and all (the top parser has no option that
             return _serve(argv[1:])  # takes a value: a first word "serve" is always the subcommand)
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(join_secret_values(argv))
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:
         return 130

@@ -22,7 +22,7 @@ from archipelago.v1 import archipelago_pb2, arcmage_pb2, game_pb2, lobby_pb2, sa
 from client import cli
 from client.base import BaseClient, M
 from client.bot import REASONS, describe_outcome, outcome_words
-from client.cli import build_parser, package_version, resolve_server
+from client.cli import build_parser, join_secret_values, package_version, resolve_server
 from client.errors import ApiError
 from client.seating import come_back_line, join, player_secret
 from gateway.serve import build_parser as serve_parser
@@ -153,6 +153,18 @@ def test_the_secret_comes_from_a_file_or_the_environment_and_argv_is_warned_abou
     assert player_secret(build_parser().parse_args(["bot", "ABCDEF", "--secret", "in-argv"])) == "in-argv"
     assert "ps" in capsys.readouterr().err
     assert player_secret(build_parser().parse_args(["bot", "ABCDEF"])) is None
+
+
+def test_a_secret_beginning_with_a_dash_is_read_as_the_secret() -> None:
+    # a seat's secret is URL-safe base64: one in 64 begins with "-" (a clean CI run met one), which
+    # argparse alone takes for an option ("--secret: expected one argument")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bot", "ABCDEF", "--secret", "-x9Yz"])
+    argv = join_secret_values(["bot", "ABCDEF", "--secret", "-x9Yz", "--server", "h:1"])
+    assert argv == ["bot", "ABCDEF", "--secret=-x9Yz", "--server", "h:1"]
+    args = build_parser().parse_args(argv)
+    assert (args.secret, args.server) == ("-x9Yz", "h:1")
+    assert join_secret_values(["bot", "ABCDEF", "--secret"]) == ["bot", "ABCDEF", "--secret"]  # (argparse says)
 
 
 # ---------------------------------------------------------------------------------------- help and version
