@@ -47,12 +47,18 @@ async def local_shard(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> Asyn
     async def in_process(_shard: str, calls: list[Any]) -> list[dict[str, Any]]:
         return await local.call_many(calls)
 
-    monkeypatch.setattr(cluster.api.router, "send_batch", in_process)
+    router = cluster.api.router
+    original = router.send_batch
+    setattr(router, "send_batch", in_process)  # noqa: B010
     try:
         yield local
     finally:
+        # the gateway's calls go back to the cluster's shards first: a call after the store closed
+        # would open a connection nobody closes
+        setattr(router, "send_batch", original)  # noqa: B010
         await local.core.flush()  # (its pending writes: none may run on a closed store)
         await local.core.stop()
+        await local.core.store.close()
 
 
 def trace_of(spans: Any, root: Any) -> dict[str, list[Any]]:

@@ -33,6 +33,7 @@ async def test_a_shard_call_continues_the_callers_trace(redis_server: RedisProce
     assert by_name["shard.list_games"].context.trace_id != trace_id
     await shard.core.flush()  # (its pending writes: none may run on a closed store)
     await shard.core.stop()
+    await shard.core.store.close()
 
 
 def test_tracing_is_off_unless_the_standard_variable_turns_it_on(monkeypatch: Any) -> None:
