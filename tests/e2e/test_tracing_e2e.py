@@ -38,7 +38,7 @@ ERROR_CODE = "archipelago.error.code"
 
 
 @contextlib.asynccontextmanager
-async def local_shard(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
+async def local_shard(cluster: Cluster) -> AsyncIterator[Any]:
     """Every shard call of the gateway goes to a GameShard in this process (its spans are this process's)."""
     from services.shard import GameShard
 
@@ -129,11 +129,11 @@ SERVER_SPANS = {"grpc": "/archipelago.v1.Game/SubmitOrders", "web": "POST /v1/Ga
 
 @pytest.mark.parametrize("door", ["grpc", "web", "mcp"])
 async def test_one_order_through_each_door_is_one_trace_from_its_server_span_over_the_hop_to_the_journal_and_engine(
-        cluster: Cluster, spans: Any, monkeypatch: pytest.MonkeyPatch, door: str) -> None:
+        cluster: Cluster, spans: Any, door: str) -> None:
     """The round's last order (it closes the round early, A17), through the gRPC, JSON or MCP door: the
     door's SERVER span, the gateway's CLIENT span of the shard call (its batch's size), the shard's span of
     the call, both journal writes (the submission, the close) and the engine's resolution, one trace."""
-    async with local_shard(cluster, monkeypatch):
+    async with local_shard(cluster):
         game = await new_game(lambda: cluster.client("grpc"), deadline=600)
         async with connected(game.host, game.game_id), connected(game.guest, game.game_id):
             view = await game.host.view(game.game_id)
@@ -164,10 +164,10 @@ async def test_one_order_through_each_door_is_one_trace_from_its_server_span_ove
 
 
 async def test_a_deadline_close_is_one_trace_under_the_shards_deadline_span(
-        cluster: Cluster, spans: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        cluster: Cluster, spans: Any) -> None:
     """Nobody submits in time: the shard's timer closes the round. Its root span (no parent: not the call
     that started the timer loop), the close's journal write and the engine's resolution are one trace."""
-    async with local_shard(cluster, monkeypatch):
+    async with local_shard(cluster):
         game = await new_game(lambda: cluster.client("grpc"), deadline=1)
         view = await game.host.view(game.game_id)
         spans.clear()
@@ -187,11 +187,11 @@ async def test_a_deadline_close_is_one_trace_under_the_shards_deadline_span(
 
 
 async def test_refused_calls_mark_their_spans_failed_with_the_error_code_alone(
-        cluster: Cluster, spans: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        cluster: Cluster, spans: Any) -> None:
     """A rule refusal on the JSON door (the door's span, the hop and the shard's span: order/invalid), a
     made-up secret on gRPC and on the WebSocket Watch (auth/unauthenticated): status ERROR described by
     the code, never the refusal's words (they may name what the player sent)."""
-    async with local_shard(cluster, monkeypatch):
+    async with local_shard(cluster):
         game = await new_game(lambda: cluster.client("grpc"), deadline=600)
         view = await game.host.view(game.game_id)
         spans.clear()
